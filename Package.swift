@@ -1,0 +1,65 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "gatehouse",
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .executable(name: "gatehouse-bench", targets: ["GatehouseBench"]),
+    ],
+    targets: [
+        // MARK: C system libraries and shims
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .yum(["openssl-devel"]), .brew(["openssl@3"])]
+        ),
+        .target(name: "CGatehouseLinux", cSettings: [.define("_GNU_SOURCE")]),
+
+        // MARK: Libraries, bottom up
+        // libm: Swift's floating-point rounding calls into it, and nothing else pulls it in.
+        .target(name: "GatehouseBase", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "GatehouseCore", dependencies: ["GatehouseBase"]),
+        .target(name: "GatehouseWire", dependencies: ["GatehouseCore", "GatehouseBase"]),
+        .target(name: "GatehousePosix", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
+        .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseBase"]),
+        .target(
+            name: "GatehouseServer",
+            dependencies: ["GatehouseRuntime", "GatehouseWire", "GatehousePosix", "GatehouseCore", "GatehouseBase"]
+        ),
+
+        // MARK: Executables
+        .executableTarget(name: "gatehouse", dependencies: ["GatehouseServer", "GatehouseBase"]),
+        .executableTarget(
+            name: "GatehouseBench",
+            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseBase"],
+            path: "Benchmarks/GatehouseBench"
+        ),
+
+        // MARK: Test support and tests
+        .target(
+            name: "GatehouseTesting",
+            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseBase"]
+        ),
+        .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase"]),
+        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"]),
+        .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore"]),
+        .testTarget(
+            name: "GatehouseServerTests",
+            dependencies: ["GatehouseServer", "GatehouseTesting", "GatehouseWire", "GatehouseCore", "GatehouseBase"]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["GatehouseTesting", "GatehouseWire", "gatehouse"]
+        ),
+    ]
+)
+
+// One settings block for every Swift target (the swift-log / swift-nio pattern).
+for target in package.targets where [.regular, .executable, .test].contains(target.type) {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,22 @@
+#pragma once
+// Kernel interfaces that Glibc's Swift overlay does not export, plus small wrappers for
+// variadic or macro-shaped calls Swift cannot import.
+#ifdef __linux__
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <fcntl.h>
+#include <signal.h>
+
+/// `fcntl(fd, F_SETFL, flags | O_NONBLOCK)`; Swift cannot call the variadic `fcntl`.
+int cgh_set_nonblocking(int fd);
+/// `fcntl(fd, F_SETFD, FD_CLOEXEC)`.
+int cgh_set_cloexec(int fd);
+/// Sets an integer socket option.
+int cgh_setsockopt_int(int fd, int level, int name, int value);
+/// Blocks SIGPIPE process-wide: writes to a closed peer then fail with EPIPE instead of killing us.
+void cgh_ignore_sigpipe(void);
+#endif

@@ -1,0 +1,4 @@
+#pragma once
+#include <openssl/evp.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>

@@ -1,0 +1,26 @@
+/// The stable error vocabulary of Gatehouse. Each case is one wire `error.code` string
+/// (PROTOCOL.md, "Error codes"); clients and tests match on these, never on messages.
+public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
+    case badJSON = "bad_json"
+    case lineTooLong = "line_too_long"
+    case badRequest = "bad_request"
+    case unknownOp = "unknown_op"
+    case unauthenticated
+    case unauthorized
+    case forbidden
+    case notFound = "not_found"
+    case conflict
+    case invalidCustomerUserID = "invalid_customer_user_id"
+    case profileAnonymous = "profile_anonymous"
+    case tokenInUse = "token_in_use"
+    case ownedByOther = "owned_by_other"
+    case insufficientFunds = "insufficient_funds"
+    case invalidSignature = "invalid_signature"
+    case wrongApp = "wrong_app"
+    case invalidToken = "invalid_token"
+    case purchaseBelongsToOtherUser = "purchase_belongs_to_other_user"
+    case expired
+    case overloaded
+    case readOnly = "read_only"
+    case `internal`
+}

@@ -1,0 +1,1 @@
+// Placeholder so the target builds while the package is laid out; replaced by real sources.

@@ -1,0 +1,1 @@
+// Placeholder; real suites live beside it.
