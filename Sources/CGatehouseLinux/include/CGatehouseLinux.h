@@ -1,4 +1,5 @@
 #pragma once
+#include <stdint.h>
 // Kernel interfaces that Glibc's Swift overlay does not export, plus small wrappers for
 // variadic or macro-shaped calls Swift cannot import.
 #ifdef __linux__
@@ -19,4 +20,11 @@ int cgh_set_cloexec(int fd);
 int cgh_setsockopt_int(int fd, int level, int name, int value);
 /// Blocks SIGPIPE process-wide: writes to a closed peer then fail with EPIPE instead of killing us.
 void cgh_ignore_sigpipe(void);
+/// `accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`.
+int cgh_accept_nonblocking(int fd);
+/// `epoll_ctl` with the descriptor itself as the event's data; hides the packed `epoll_event`
+/// layout (x86_64) from Swift.
+int cgh_epoll_ctl(int epfd, int op, int fd, uint32_t events);
+/// `epoll_wait` that unpacks the ready events into two plain arrays.
+int cgh_epoll_wait(int epfd, int *fds, uint32_t *events, int max_events, int timeout_ms);
 #endif

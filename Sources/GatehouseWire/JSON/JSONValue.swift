@@ -113,6 +113,11 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         members.append(Member(key: key, value: value))
     }
 
+    /// Puts a member first (an `id` filled in by a client goes at the front, where people look).
+    public mutating func prepend(_ key: String, _ value: JSONValue) {
+        members.insert(Member(key: key, value: value), at: 0)
+    }
+
     /// Appends every member of `other` in order.
     public mutating func append(contentsOf other: JSONObject) {
         members.append(contentsOf: other.members)

@@ -1,0 +1,224 @@
+public import GatehouseBase
+import CGatehouseLinux
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a registered descriptor is waiting for, or what happened to it.
+public struct IOEvents: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let readable = IOEvents(rawValue: EPOLLIN.rawValue)
+    public static let writable = IOEvents(rawValue: EPOLLOUT.rawValue)
+    public static let hangup = IOEvents(rawValue: EPOLLHUP.rawValue)
+    public static let error = IOEvents(rawValue: EPOLLERR.rawValue)
+    // `hangup` and `error` are always reported, whether asked for or not.
+}
+
+/// Something registered with an ``EventLoop``. Its methods run on the loop's thread only.
+public protocol IOEventHandler: AnyObject {
+    func handle(_ events: IOEvents)
+}
+
+/// One thread running `epoll_wait`, the handlers of the descriptors registered with it, timers,
+/// and tasks other threads hand it with ``execute(_:)``.
+///
+/// Everything registered with a loop is confined to its thread: handlers hold plain mutable
+/// state and are only touched from `handle(_:)`, timers and executed tasks. That is why this
+/// class (and the connection types built on it) are `@unchecked Sendable`: what crosses threads
+/// is only the `execute` queue, which a `Mutex` guards, and the eventfd that wakes the loop.
+public final class EventLoop: @unchecked Sendable {
+    public let name: String
+    private let epollDescriptor: Int32
+    private let wakeDescriptor: Int32
+    private let inbox = Mutex(Inbox())
+    private let stopped = Atomic<Bool>(false)
+    private let threadID = Mutex<pthread_t?>(nil)
+
+    // Loop-thread state.
+    private var handlers: [Int32: any IOEventHandler] = [:]
+    private var timers: [LoopTimer] = []
+    private var nextTimerID = 0
+
+    private struct Inbox {
+        var tasks: [@Sendable () -> Void] = []
+        /// Whether a wake-up is already on its way; saves an eventfd write per task under load.
+        var wakePending = false
+    }
+
+    private struct LoopTimer {
+        let id: Int
+        var deadline: UInt64
+        let interval: UInt64
+        let body: () -> Void
+    }
+
+    public init(name: String) throws(SystemError) {
+        self.name = name
+        self.epollDescriptor = try blockingSyscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        self.wakeDescriptor = try blockingSyscall("eventfd") {
+            eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        }
+        _ = cgh_epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, EPOLLIN.rawValue)
+    }
+
+    deinit {
+        Glibc.close(wakeDescriptor)
+        Glibc.close(epollDescriptor)
+    }
+
+    /// Starts the loop on a thread of its own.
+    public func start() {
+        let box = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box.toOpaque())
+        precondition(status == 0, "pthread_create failed: \(status)")
+        threadID.withLock { $0 = thread }
+    }
+
+    /// Whether the caller is running on this loop's thread.
+    public var inEventLoop: Bool {
+        guard let id = threadID.withLock({ $0 }) else { return false }
+        return pthread_equal(id, pthread_self()) != 0
+    }
+
+    /// Runs `task` on the loop's thread, soon. Safe from any thread.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        let mustWake = inbox.withLock { inbox in
+            inbox.tasks.append(task)
+            if inbox.wakePending { return false }
+            inbox.wakePending = true
+            return true
+        }
+        if mustWake { wake() }
+    }
+
+    /// Asks the loop to finish its current iteration and exit; ``waitUntilStopped()`` joins it.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        wake()
+    }
+
+    /// Blocks until the loop's thread has exited. Never call it from the loop itself.
+    public func waitUntilStopped() {
+        guard let thread = threadID.withLock({ $0 }) else { return }
+        precondition(!inEventLoop, "an event loop cannot wait for itself")
+        pthread_join(thread, nil)
+    }
+
+    // MARK: Registration (loop thread only)
+
+    public func register(_ descriptor: Int32, interest: IOEvents, handler: any IOEventHandler) throws(SystemError) {
+        _ = try blockingSyscall("epoll_ctl(ADD)") {
+            cgh_epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, descriptor, interest.rawValue)
+        }
+        handlers[descriptor] = handler
+    }
+
+    public func setInterest(_ descriptor: Int32, _ interest: IOEvents) {
+        _ = cgh_epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, interest.rawValue)
+    }
+
+    /// Removes a descriptor; call it before closing the descriptor.
+    public func unregister(_ descriptor: Int32) {
+        _ = cgh_epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, 0)
+        handlers[descriptor] = nil
+    }
+
+    /// Calls `body` on the loop's thread every `interval` until the loop stops; returns its id.
+    @discardableResult
+    public func scheduleRepeating(every interval: Duration, _ body: @escaping () -> Void) -> Int {
+        nextTimerID += 1
+        let nanoseconds = UInt64(interval.components.seconds) * 1_000_000_000
+            + UInt64(interval.components.attoseconds / 1_000_000_000)
+        timers.append(LoopTimer(id: nextTimerID, deadline: Self.monotonicNanoseconds() + nanoseconds,
+                                interval: max(nanoseconds, 1_000_000), body: body))
+        return nextTimerID
+    }
+
+    public func cancelTimer(_ id: Int) {
+        timers.removeAll { $0.id == id }
+    }
+
+    /// Monotonic time in nanoseconds, for deadlines that must not jump with the wall clock.
+    public static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        let capacity = 256
+        var descriptors = [Int32](repeating: 0, count: capacity)
+        var events = [UInt32](repeating: 0, count: capacity)
+        while !stopped.load(ordering: .acquiring) {
+            let count = descriptors.withUnsafeMutableBufferPointer { fds in
+                events.withUnsafeMutableBufferPointer { evs in
+                    cgh_epoll_wait(epollDescriptor, fds.baseAddress, evs.baseAddress, Int32(capacity), waitTimeoutMilliseconds())
+                }
+            }
+            if count < 0 {
+                precondition(errno == EINTR, "epoll_wait failed: errno \(errno)")
+                continue
+            }
+            for index in 0..<Int(count) {
+                let descriptor = descriptors[index]
+                if descriptor == wakeDescriptor {
+                    drainWake()
+                } else if let handler = handlers[descriptor] {
+                    handler.handle(IOEvents(rawValue: events[index]))
+                }
+            }
+            runTasks()
+            runDueTimers()
+        }
+        runTasks()
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeDescriptor, &one, 8)
+    }
+
+    private func drainWake() {
+        var value: UInt64 = 0
+        _ = Glibc.read(wakeDescriptor, &value, 8)
+    }
+
+    private func runTasks() {
+        // Tasks queued while these run are picked up on the next turn, so a task that queues
+        // another cannot starve the descriptors.
+        let tasks = inbox.withLock { inbox in
+            inbox.wakePending = false
+            let tasks = inbox.tasks
+            inbox.tasks.removeAll(keepingCapacity: true)
+            return tasks
+        }
+        for task in tasks { task() }
+    }
+
+    private func waitTimeoutMilliseconds() -> Int32 {
+        if inbox.withLock({ !$0.tasks.isEmpty }) { return 0 }
+        guard let next = timers.map(\.deadline).min() else { return 1000 }
+        let now = Self.monotonicNanoseconds()
+        if next <= now { return 0 }
+        return Int32(min((next - now + 999_999) / 1_000_000, 1000))
+    }
+
+    private func runDueTimers() {
+        let now = Self.monotonicNanoseconds()
+        for index in timers.indices where index < timers.count && timers[index].deadline <= now {
+            timers[index].deadline = now + timers[index].interval
+            let body = timers[index].body
+            body()
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import GatehouseBase
+import GatehousePosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `gatehouse serve`: parse, configure, run until SIGTERM or SIGINT, drain, exit 0.
+enum ServeCommand {
+    static let parser = ArgumentParser(
+        command: "gatehouse serve",
+        summary: "Runs the Gatehouse server in the foreground until SIGTERM or SIGINT.",
+        options: [
+            .value("data-dir", placeholder: "DIR", help: "where the server keeps its data (default ./gatehouse-data; created with mode 0700)"),
+            .value("listen", placeholder: "HOST:PORT", help: "address to listen on (default 127.0.0.1:7411; port 0 picks a free one)"),
+            .value("admin-key", placeholder: "KEY", help: "the operator's key (default: $GATEHOUSE_ADMIN_KEY, else <data-dir>/admin.key, generated on first start)"),
+            .value("fsync", placeholder: "POLICY", help: "always (default): fsync before answering a write; everysec: about once a second; none: never (benchmarks)"),
+            .value("max-line-bytes", placeholder: "N", help: "longest request line accepted (default 1048576)"),
+            .value("max-connections", placeholder: "N", help: "connections served at once; more are answered 'overloaded' and closed (default 10000)"),
+            .value("idle-timeout", placeholder: "SECONDS", help: "close connections silent this long with nothing in flight; 0 = never (default 300)"),
+            .value("io-threads", placeholder: "N", help: "event-loop threads serving connections (default 1)"),
+            .flag("test-clock", help: "freeze the server clock at start-up; clock.advance moves it (tests and demos only)"),
+            .value("log-level", placeholder: "LEVEL", help: "trace, debug, info (default), notice, warning, error, critical"),
+            .value("log-format", placeholder: "FORMAT", help: "text (default) or json, one line per event on stderr"),
+        ]
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        let configuration: ServerConfiguration
+        do {
+            let parsed = try parser.parse(arguments)
+            if parsed.helpRequested {
+                print(parser.helpText())
+                return GatehouseCommand.ExitCode.success
+            }
+            configuration = try makeConfiguration(parsed, environment: currentEnvironment())
+        } catch {
+            GatehouseCommand.printError("\(error)\nsee 'gatehouse serve --help'")
+            return GatehouseCommand.ExitCode.usage
+        }
+        let handler = StreamLogHandler(format: configuration.logFormat)
+        let logger = Logger(label: "gatehouse", handler: handler, logLevel: configuration.logLevel)
+        let server: Server
+        do {
+            server = try Server(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("server.start_failed", metadata: ["reason": "\(error)"])
+            GatehouseCommand.printError("\(error)")
+            return GatehouseCommand.ExitCode.unavailable
+        }
+        announce(server)
+        let watcher = ProcessSignals.onTermination { signal in
+            logger.info("server.signal", metadata: ["signal": "\(signal == SIGTERM ? "SIGTERM" : "SIGINT")"])
+            Task { await server.shutdown() }
+        }
+        await server.waitUntilStopped()
+        withExtendedLifetime(watcher) {}
+        return GatehouseCommand.ExitCode.success
+    }
+
+    /// What a newcomer needs to see on start: where to connect, and where the admin key is.
+    private static func announce(_ server: Server) {
+        var lines = ["gatehouse \(GatehouseVersion.current) listening on \(server.address) (fsync \(server.configuration.fsync.rawValue))"]
+        switch server.adminKeySource {
+        case .given:
+            lines.append("admin key: as given")
+        case .file(let path, let generated):
+            lines.append(generated ? "admin key generated: \(path)" : "admin key: \(path)")
+        }
+        print(lines.joined(separator: "\n"))
+        fflush(nil)
+    }
+
+    /// Turns parsed arguments (and the environment, for the admin key) into a configuration.
+    static func makeConfiguration(_ parsed: ParsedArguments, environment: [String: String]) throws(UsageError)
+        -> ServerConfiguration
+    {
+        var configuration = ServerConfiguration()
+        if let dataDirectory = parsed.value("data-dir") {
+            guard !dataDirectory.isEmpty else { throw UsageError("--data-dir must not be empty") }
+            configuration.dataDirectory = dataDirectory
+        }
+        if let listen = parsed.value("listen") {
+            guard let address = HostPort(parsing: listen) else { throw UsageError("--listen must be HOST:PORT, got '\(listen)'") }
+            configuration.listen = address
+        }
+        configuration.adminKey = parsed.value("admin-key") ?? environment["GATEHOUSE_ADMIN_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        if let key = configuration.adminKey, key.count < 16 {
+            throw UsageError("the admin key must be at least 16 characters")
+        }
+        if let fsync = parsed.value("fsync") {
+            guard let policy = FsyncPolicy(rawValue: fsync) else { throw UsageError("--fsync must be always, everysec or none") }
+            configuration.fsync = policy
+        }
+        configuration.lineBytesMax = try integer(parsed, "max-line-bytes", 64...(256 << 20)) ?? configuration.lineBytesMax
+        configuration.connectionsMax = try integer(parsed, "max-connections", 1...1_000_000) ?? configuration.connectionsMax
+        configuration.ioThreads = try integer(parsed, "io-threads", 1...64) ?? configuration.ioThreads
+        if let seconds = try integer(parsed, "idle-timeout", 0...31_536_000) {
+            configuration.idleTimeout = seconds == 0 ? nil : .seconds(seconds)
+        }
+        configuration.testClock = parsed.flag("test-clock")
+        if let level = parsed.value("log-level") {
+            guard let parsedLevel = Logger.Level(rawValue: level) else { throw UsageError("--log-level: unknown level '\(level)'") }
+            configuration.logLevel = parsedLevel
+        }
+        if let format = parsed.value("log-format") {
+            guard let parsedFormat = LogFormat(rawValue: format) else { throw UsageError("--log-format must be text or json") }
+            configuration.logFormat = parsedFormat
+        }
+        return configuration
+    }
+
+    private static func integer(_ parsed: ParsedArguments, _ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = parsed.value(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError("--\(name) must be a whole number in \(range.lowerBound)…\(range.upperBound), got '\(text)'")
+        }
+        return value
+    }
+}
+
+/// A command line that parses but makes no sense.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The process environment as a dictionary.
+func currentEnvironment() -> [String: String] {
+    var result: [String: String] = [:]
+    var pointer = environ
+    while let entry = pointer.pointee {
+        let text = String(cString: entry)
+        if let equals = text.firstIndex(of: "=") {
+            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        }
+        pointer += 1
+    }
+    return result
+}

@@ -1,0 +1,224 @@
+import GatehouseBase
+import GatehouseCore
+import GatehousePosix
+import GatehouseWire
+
+/// One client connection, driven by its event loop: reads bytes, frames lines, hands each
+/// to the dispatcher, and writes answers back in request order.
+///
+/// Confined to its loop's thread (see ``EventLoop``); the only way in from elsewhere is
+/// `loop.execute`, which is how answers computed on other threads come back.
+final class Connection: IOEventHandler, @unchecked Sendable {
+    let id: UInt64
+    let socket: Socket
+    let loop: EventLoop
+    let session = Session()
+    private let core: ServerCore
+    /// Called once, on the loop thread, when the connection has closed.
+    var onClose: (Connection) -> Void = { _ in }
+    private let inbox: ConnectionInbox
+    private var framer: LineFramer
+    private var answers = SlotQueue()
+    private var output: [UInt8] = []
+    private var outputSent = 0
+    private var interest: IOEvents = []
+    /// No more requests will be read: the peer closed its side, a line was too long, or the
+    /// server is shutting down. The connection closes once its answers are out.
+    private var readingDone = false
+    private(set) var isClosed = false
+    private(set) var lastActivityNanoseconds: UInt64
+
+    init(id: UInt64, socket: Socket, loop: EventLoop, core: ServerCore) {
+        self.id = id
+        self.socket = socket
+        self.loop = loop
+        self.core = core
+        self.framer = LineFramer(maxLineBytes: core.configuration.lineBytesMax)
+        self.inbox = ConnectionInbox(core: core)
+        self.lastActivityNanoseconds = EventLoop.monotonicNanoseconds()
+    }
+
+    func start() throws(SystemError) {
+        interest = .readable
+        try loop.register(socket.descriptor, interest: interest, handler: self)
+    }
+
+    // MARK: Events
+
+    func handle(_ events: IOEvents) {
+        if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
+            readAvailable()
+        }
+        if !isClosed, events.contains(.writable) {
+            flush()
+        }
+        settle()
+    }
+
+    private func readAvailable() {
+        // A budget per wake-up keeps one busy client from starving the loop's other connections.
+        var budget = 4
+        while !isClosed, !readingDone, canTakeMoreRequests, budget > 0 {
+            budget -= 1
+            let result: IOResult<Int>
+            do {
+                var outcome: IOResult<Int> = .wouldBlock
+                _ = try framer.withUnsafeWritableTail(minimumCapacity: 64 * 1024) { buffer throws(SystemError) in
+                    outcome = try socket.read(into: buffer)
+                    if case .processed(let count) = outcome { return count }
+                    return 0
+                }
+                result = outcome
+            } catch {
+                core.logger.debug("conn.read_failed", metadata: ["conn": "\(id)", "error": "\(error)"])
+                close()
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .processed(0):
+                readingDone = true
+                processLines()
+                return
+            case .processed:
+                lastActivityNanoseconds = EventLoop.monotonicNanoseconds()
+                processLines()
+            }
+        }
+    }
+
+    /// Backpressure: past these limits the connection stops reading, so a client that sends
+    /// and never reads makes the kernel's buffers fill and its own writes block.
+    private var canTakeMoreRequests: Bool {
+        answers.count < core.configuration.inFlightRequestsMax
+            && output.count - outputSent < core.configuration.outputBytesHighWater
+    }
+
+    private func processLines() {
+        while !isClosed, canTakeMoreRequests {
+            switch framer.next() {
+            case .needMoreData:
+                return
+            case .lineTooLong:
+                let limit = core.configuration.lineBytesMax
+                let error = GatehouseError(.lineTooLong, "a request line may be at most \(limit) bytes", details: [.limit(limit)])
+                answer(Answer.failure(id: .null, error))
+                readingDone = true
+                return
+            case .line(let range):
+                core.stats.requestReceived()
+                let outcome = framer.withLine(range) { line in
+                    core.handleLine(line, session: session, canRunInline: answers.isEmpty)
+                }
+                switch outcome {
+                case .answer(let bytes):
+                    answer(bytes)
+                case .deferred(let request):
+                    let slot = answers.reserve()
+                    inbox.submit(request, session: session) { [self] bytes in
+                        loop.execute { self.complete(slot, with: bytes) }
+                    }
+                }
+            }
+        }
+    }
+
+    private func answer(_ bytes: [UInt8]) {
+        if answers.isEmpty {
+            output.append(contentsOf: bytes)
+        } else {
+            answers.append(bytes)
+        }
+    }
+
+    /// An answer computed elsewhere arrives (on the loop's thread).
+    private func complete(_ slot: UInt64, with bytes: [UInt8]) {
+        guard !isClosed else { return }
+        answers.fill(slot, with: bytes)
+        answers.drainReady(into: &output)
+        flush()
+        // Room may have opened for requests already buffered.
+        if !readingDone, canTakeMoreRequests {
+            processLines()
+            flush()
+        }
+        settle()
+    }
+
+    // MARK: Writing
+
+    private func flush() {
+        while !isClosed, outputSent < output.count {
+            let result: IOResult<Int>
+            do {
+                result = try output.withUnsafeBytes { raw throws(SystemError) in
+                    try socket.write(UnsafeRawBufferPointer(rebasing: raw[outputSent...]))
+                }
+            } catch {
+                core.logger.debug("conn.write_failed", metadata: ["conn": "\(id)", "error": "\(error)"])
+                close()
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .processed(let count):
+                outputSent += count
+            }
+        }
+        if outputSent == output.count {
+            output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
+            outputSent = 0
+        }
+    }
+
+    /// Decides what to wait for next, and closes a connection that has nothing left to do.
+    private func settle() {
+        guard !isClosed else { return }
+        let pendingOutput = outputSent < output.count
+        if readingDone, answers.isEmpty, !pendingOutput {
+            close()
+            return
+        }
+        if pendingOutput, output.count - outputSent > core.configuration.outputBytesMax {
+            core.logger.info("conn.dropped_slow_reader", metadata: ["conn": "\(id)"])
+            close()
+            return
+        }
+        var wanted: IOEvents = []
+        if !readingDone, canTakeMoreRequests { wanted.insert(.readable) }
+        if pendingOutput { wanted.insert(.writable) }
+        if wanted != interest {
+            interest = wanted
+            loop.setInterest(socket.descriptor, wanted)
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Stops reading requests; answers what is in flight, then closes (SIGTERM).
+    func beginShutdown() {
+        guard !isClosed else { return }
+        readingDone = true
+        settle()
+    }
+
+    /// Closes a connection that has been idle past the limit with nothing in flight.
+    func closeIfIdle(now: UInt64, limitNanoseconds: UInt64) {
+        guard !isClosed, answers.isEmpty, outputSent == output.count,
+            now &- lastActivityNanoseconds > limitNanoseconds
+        else { return }
+        core.logger.debug("conn.idle_closed", metadata: ["conn": "\(id)"])
+        close()
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.unregister(socket.descriptor)
+        socket.close()
+        output = []
+        onClose(self)
+    }
+}

@@ -1,0 +1,18 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// `config.put` and `config.get` (PROTOCOL.md, "Configuration").
+enum ConfigOperations {
+    static let all: [Operation] = [put, get]
+
+    static let put = Operation(name: "config.put", roles: [.server], body: .async { context throws(GatehouseError) in
+        let config = try ProjectConfig(json: context.fields.object("config").object)
+        let installed = try await context.project.putConfig(config)
+        return ["config": installed.json]
+    })
+
+    static let get = Operation(name: "config.get", roles: [.server, .sdk], body: .async { context throws(GatehouseError) in
+        ["config": await context.project.config().json]
+    })
+}

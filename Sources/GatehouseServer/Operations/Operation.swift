@@ -1,0 +1,41 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// One op of the protocol: its name, the roles that may run it, and how it runs.
+struct Operation: Sendable {
+    let name: String
+    let roles: Set<Role>
+    let body: Body
+
+    enum Body: Sendable {
+        /// Works on the session itself, before or without a principal (`hello`).
+        case session(@Sendable (Request, Session, ServerCore) throws(GatehouseError) -> JSONObject)
+        /// Cheap and lock-free enough to answer on the loop thread.
+        case inline(@Sendable (OperationContext) throws(GatehouseError) -> JSONObject)
+        /// Runs on the connection's inbox, typically inside a project's actor.
+        case async(@Sendable (OperationContext) async throws(GatehouseError) -> JSONObject)
+    }
+}
+
+/// What an operation's body gets: the request, who sent it, and the server.
+struct OperationContext: Sendable {
+    let request: Request
+    let principal: Principal
+    let core: ServerCore
+
+    var fields: Fields { request.fields }
+
+    /// The project of a `sdk` or `server` principal.
+    var project: Project {
+        guard let project = principal.project else {
+            preconditionFailure("a project op ran for a principal without a project; its roles are wrong")
+        }
+        return project
+    }
+}
+
+enum Operations {
+    /// Every op this server answers.
+    static let all: [Operation] = SessionOperations.all + AdminOperations.all + ConfigOperations.all
+}

@@ -1,0 +1,149 @@
+public import GatehouseBase
+import GatehouseCore
+public import GatehousePosix
+import GatehouseRuntime
+import Synchronization
+
+/// The Gatehouse server: listens, runs the event loops, and owns the projects.
+///
+/// `start()` binds and starts serving; `shutdown()` stops accepting, lets in-flight requests
+/// finish, and closes connections; `waitUntilStopped()` returns once all of that is done.
+public final class Server: Sendable {
+    public let configuration: ServerConfiguration
+    /// The address actually bound (the real port when the configuration asked for port 0).
+    public let address: HostPort
+    /// Where the admin key came from, for the start-up message.
+    public let adminKeySource: AdminKeySource
+    private let core: ServerCore
+    private let loops: [ServerLoop]
+    private let acceptor: Acceptor
+    private let state = Mutex(State.running)
+    private let stopped = Mutex<[CheckedContinuation<Void, Never>]?>([])
+
+    private enum State {
+        case running
+        case shuttingDown
+        case stopped
+    }
+
+    public enum AdminKeySource: Sendable, Equatable {
+        case given
+        case file(path: String, generated: Bool)
+    }
+
+    /// Prepares the data directory and admin key, binds the listening socket and starts serving.
+    public init(configuration: ServerConfiguration, logger: Logger, random: any RandomSource = SystemRandomSource())
+        throws(GatehouseStartupError)
+    {
+        self.configuration = configuration
+        let directory = try DataDirectory.prepare(configuration.dataDirectory)
+        let adminKey: String
+        if let given = configuration.adminKey {
+            adminKey = given
+            adminKeySource = .given
+        } else {
+            let (key, generated) = try directory.loadOrCreateAdminKey(random: random)
+            adminKey = key
+            adminKeySource = .file(path: directory.adminKeyPath, generated: generated)
+        }
+        let systemClock = SystemServerClock()
+        let manualClock = configuration.testClock ? ManualServerClock(startMs: systemClock.nowMs()) : nil
+        let registry = Registry(adminKey: adminKey, clock: manualClock ?? systemClock, random: random, logger: logger)
+        let core = ServerCore(configuration: configuration, registry: registry, manualClock: manualClock, logger: logger)
+        self.core = core
+
+        let listener: Socket
+        do {
+            listener = try Socket.listen(on: SocketAddress.resolve(configuration.listen))
+            address = try listener.localAddress().hostPort
+        } catch {
+            throw GatehouseStartupError("cannot listen on \(configuration.listen): \(error)")
+        }
+        var loops: [ServerLoop] = []
+        do {
+            for index in 0..<max(1, configuration.ioThreads) {
+                loops.append(ServerLoop(loop: try EventLoop(name: "io-\(index)"), core: core))
+            }
+        } catch {
+            listener.close()
+            throw GatehouseStartupError("cannot create event loops: \(error)")
+        }
+        self.loops = loops
+        self.acceptor = Acceptor(socket: listener, loops: loops, core: core)
+        start()
+        logger.info("server.listening", metadata: [
+            "address": "\(address)", "fsync": "\(configuration.fsync.rawValue)",
+            "data_dir": "\(configuration.dataDirectory)", "test_clock": "\(configuration.testClock)",
+        ])
+    }
+
+    private func start() {
+        ProcessSignals.ignoreBrokenPipes()
+        for serverLoop in loops {
+            serverLoop.loop.start()
+            serverLoop.loop.execute { serverLoop.startTimers() }
+        }
+        let first = loops[0]
+        let acceptor = self.acceptor
+        let core = self.core
+        first.loop.execute {
+            do {
+                try acceptor.register(on: first.loop)
+            } catch {
+                core.logger.critical("server.accept_register_failed", metadata: ["error": "\(error)"])
+            }
+            first.loop.scheduleRepeating(every: .seconds(1)) { core.stats.sample() }
+        }
+    }
+
+    /// Stops accepting, answers what is in flight, closes every connection, stops the loops.
+    /// Safe to call more than once and from any thread; returns when the server has stopped.
+    public func shutdown() async {
+        let first = state.withLock { state -> Bool in
+            guard case .running = state else { return false }
+            state = .shuttingDown
+            return true
+        }
+        guard first else {
+            await waitUntilStopped()
+            return
+        }
+        core.logger.info("server.stopping")
+        let acceptor = self.acceptor
+        let firstLoop = loops[0].loop
+        firstLoop.execute { acceptor.close(on: firstLoop) }
+        for serverLoop in loops {
+            serverLoop.loop.execute { serverLoop.beginShutdown() }
+        }
+        let deadline = ContinuousClock.now + configuration.shutdownGrace
+        while core.stats.openConnections > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        for serverLoop in loops {
+            serverLoop.loop.execute { serverLoop.closeAll() }
+            serverLoop.loop.stop()
+        }
+        for serverLoop in loops {
+            serverLoop.loop.waitUntilStopped()
+        }
+        core.logger.info("server.stopped")
+        state.withLock { $0 = .stopped }
+        let waiters = stopped.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once ``shutdown()`` has finished.
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { continuation in
+            let alreadyStopped = stopped.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if alreadyStopped { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// What became of a request line read on the loop thread.
+enum LineOutcome {
+    /// Answered on the spot: errors, `hello`, and operations cheap enough for the loop thread.
+    case answer([UInt8])
+    /// To be run in order on the connection's inbox.
+    case deferred(Request)
+}
+
+extension ServerCore {
+    /// Handles one line on the loop thread. `canRunInline` is true when no earlier request of
+    /// the connection is still running, so the session cannot change under this one.
+    func handleLine(_ line: UnsafeRawBufferPointer, session: Session, canRunInline: Bool) -> LineOutcome {
+        let request: Request
+        do {
+            request = try Request(line: line)
+        } catch {
+            return .answer(Answer.failure(id: error.id, error.error))
+        }
+        guard let operation = operations[request.op] else {
+            return .answer(Answer.failure(id: request.id, unknownOp(request.op)))
+        }
+        guard canRunInline else { return .deferred(request) }
+        switch operation.body {
+        case .session(let body):
+            return answer(request) { () throws(GatehouseError) in try body(request, session, self) }
+        case .inline(let body):
+            return answer(request) { () throws(GatehouseError) in
+                try body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+            }
+        case .async:
+            do {
+                _ = try authorize(operation, session)
+            } catch {
+                return .answer(Answer.failure(id: request.id, error))
+            }
+            return .deferred(request)
+        }
+    }
+
+    /// Runs a deferred request, in order with the connection's others.
+    func run(_ request: Request, session: Session) async -> [UInt8] {
+        guard let operation = operations[request.op] else {
+            return Answer.failure(id: request.id, unknownOp(request.op))
+        }
+        do {
+            let result: JSONObject
+            switch operation.body {
+            case .session(let body):
+                result = try body(request, session, self)
+            case .inline(let body):
+                result = try body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+            case .async(let body):
+                result = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+            }
+            return Answer.success(id: request.id, result)
+        } catch {
+            return Answer.failure(id: request.id, error)
+        }
+    }
+
+    /// The session's principal, if it may run `operation` now.
+    private func authorize(_ operation: Operation, _ session: Session) throws(GatehouseError) -> Principal {
+        guard let principal = session.current else {
+            throw GatehouseError(.unauthenticated, "say hello with a key first")
+        }
+        guard principal.isCurrent else {
+            throw GatehouseError(.unauthenticated, "the key of this session was rotated or its project deleted; say hello again")
+        }
+        guard operation.roles.contains(principal.role) else {
+            throw GatehouseError(.forbidden, "role \(principal.role.rawValue) may not run \(operation.name)")
+        }
+        return principal
+    }
+
+    private func answer(_ request: Request, _ body: () throws(GatehouseError) -> JSONObject) -> LineOutcome {
+        do {
+            return .answer(Answer.success(id: request.id, try body()))
+        } catch {
+            return .answer(Answer.failure(id: request.id, error))
+        }
+    }
+
+    private func unknownOp(_ op: String) -> GatehouseError {
+        let shown = op.count > 64 ? String(op.prefix(64)) + "…" : op
+        return GatehouseError(.unknownOp, "no op named \"\(shown)\"")
+    }
+}

@@ -1,0 +1,19 @@
+public import GatehouseRuntime
+import Synchronization
+
+/// Who is speaking on a connection: nobody until `hello` succeeds, then a ``Principal``.
+/// Read by the loop thread for inline answers and by the inbox task for deferred ones; the
+/// connection lets only one of them run at a time, the lock makes that visible to both.
+public final class Session: Sendable {
+    private let principal = Mutex<Principal?>(nil)
+
+    public init() {}
+
+    public var current: Principal? {
+        principal.withLock { $0 }
+    }
+
+    func set(_ newValue: Principal?) {
+        principal.withLock { $0 = newValue }
+    }
+}
