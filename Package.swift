@@ -50,7 +50,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["GatehouseTesting", "GatehouseWire", "gatehouse"]
+            dependencies: ["GatehouseTesting", "GatehouseWire", "GatehousePosix", "gatehouse"]
         ),
     ]
 )

@@ -16,7 +16,17 @@ public final class LineClient {
         if timeoutMilliseconds > 0 { socket.setReceiveTimeout(milliseconds: timeoutMilliseconds) }
     }
 
+    private var isClosed = false
+
     deinit {
+        close()
+    }
+
+    /// Closes the socket (once: a descriptor number closed twice may by then belong to
+    /// someone else in the process).
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
         socket.close()
     }
 

@@ -105,6 +105,11 @@ public struct Socket: Sendable, Hashable {
         return address
     }
 
+    /// Makes reads and writes return `.wouldBlock` instead of waiting (clients that test backpressure).
+    public func setNonBlocking() {
+        _ = cgh_set_nonblocking(descriptor)
+    }
+
     public func setNoDelay() {
         _ = cgh_setsockopt_int(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
     }

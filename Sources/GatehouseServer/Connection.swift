@@ -25,6 +25,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// No more requests will be read: the peer closed its side, a line was too long, or the
     /// server is shutting down. The connection closes once its answers are out.
     private var readingDone = false
+    /// The peer has sent its end-of-file (so nothing unread is left in the kernel).
+    private var peerFinished = false
+    /// After the last answer, the write side is shut and input is read and dropped until the
+    /// peer closes or this deadline passes. Closing with unread input would make the kernel
+    /// send a reset, which can destroy the last answers (`line_too_long`) before the peer reads them.
+    private var lingerDeadline: UInt64?
     private(set) var isClosed = false
     private(set) var lastActivityNanoseconds: UInt64
 
@@ -46,6 +52,10 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     // MARK: Events
 
     func handle(_ events: IOEvents) {
+        if lingerDeadline != nil {
+            discardInput()
+            return
+        }
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
             readAvailable()
         }
@@ -79,6 +89,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                 return
             case .processed(0):
                 readingDone = true
+                peerFinished = true
                 processLines()
                 return
             case .processed:
@@ -178,7 +189,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         guard !isClosed else { return }
         let pendingOutput = outputSent < output.count
         if readingDone, answers.isEmpty, !pendingOutput {
-            close()
+            if peerFinished { close() } else { startLingering() }
             return
         }
         if pendingOutput, output.count - outputSent > core.configuration.outputBytesMax {
@@ -197,16 +208,48 @@ final class Connection: IOEventHandler, @unchecked Sendable {
 
     // MARK: Lifecycle
 
+    private static let lingerNanoseconds: UInt64 = 1_000_000_000
+
+    private func startLingering() {
+        guard lingerDeadline == nil else { return }
+        socket.shutdownWrite()
+        lingerDeadline = EventLoop.monotonicNanoseconds() + Self.lingerNanoseconds
+        interest = .readable
+        loop.setInterest(socket.descriptor, interest)
+        discardInput()
+    }
+
+    private func discardInput() {
+        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+        for _ in 0..<16 {
+            let result = try? scratch.withUnsafeMutableBytes { buffer throws(SystemError) in try socket.read(into: buffer) }
+            switch result {
+            case .processed(let count) where count > 0: continue
+            case .wouldBlock: return
+            default:
+                close()
+                return
+            }
+        }
+    }
+
     /// Stops reading requests; answers what is in flight, then closes (SIGTERM).
     func beginShutdown() {
         guard !isClosed else { return }
+        // Requests already received are in flight: they are answered. Nothing more is read.
+        if !readingDone { processLines() }
         readingDone = true
+        flush()
         settle()
     }
 
     /// Closes a connection that has been idle past the limit with nothing in flight.
-    func closeIfIdle(now: UInt64, limitNanoseconds: UInt64) {
-        guard !isClosed, answers.isEmpty, outputSent == output.count,
+    func closeIfIdle(now: UInt64, limitNanoseconds: UInt64?) {
+        if let lingerDeadline, now > lingerDeadline {
+            close()
+            return
+        }
+        guard let limitNanoseconds, !isClosed, answers.isEmpty, outputSent == output.count,
             now &- lastActivityNanoseconds > limitNanoseconds
         else { return }
         core.logger.debug("conn.idle_closed", metadata: ["conn": "\(id)"])

@@ -15,12 +15,13 @@ final class ServerLoop: @unchecked Sendable {
         self.core = core
     }
 
-    /// Starts the loop's housekeeping: idle connections are closed once a second.
+    /// Starts the loop's housekeeping: idle and lingering connections are closed.
     func startTimers() {
-        guard let idleTimeout = core.configuration.idleTimeout else { return }
-        let limit = UInt64(idleTimeout.components.seconds) * 1_000_000_000
-            + UInt64(idleTimeout.components.attoseconds / 1_000_000_000)
-        let interval = min(idleTimeout / 4, .seconds(1))
+        let idleTimeout = core.configuration.idleTimeout
+        let limit = idleTimeout.map {
+            UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000)
+        }
+        let interval = min((idleTimeout ?? .seconds(1)) / 4, .milliseconds(250))
         loop.scheduleRepeating(every: max(interval, .milliseconds(10))) { [self] in
             let now = EventLoop.monotonicNanoseconds()
             for connection in Array(connections.values) {

@@ -199,9 +199,9 @@ struct ArgumentParserTests {
 
                 options:
                   --data-dir=DIR    Directory for the log and snapshots.
-                  --listen=ADDRESS  Address to accept clients on. May be repeated.
+                  --listen=ADDRESS  Address to accept clients on. (repeatable)
                   --test-clock      Let tests move the clock.
-                  -h, --help        Show this help and exit.
+                  -h, --help        show this help and exit
 
                 """
         )
@@ -209,6 +209,30 @@ struct ArgumentParserTests {
 
     @Test func helpTextShowsPositionalUsage() {
         #expect(Self.call.helpText().hasPrefix("usage: gatehouse call [options] OP [JSON]\n"))
+    }
+
+    @Test func handMadeSummaryLayoutIsKept() {
+        let summary = """
+            Manages projects:
+              create ID [--name=NAME]   creates a project
+              list                      lists the projects
+            """
+        let parser = ArgumentParser(command: "gatehouse project", summary: summary, options: [])
+        #expect(parser.helpText().contains("\n\n" + summary + "\n\noptions:\n"))
+    }
+
+    @Test func longSummaryLinesBreakUnderTheirSecondColumn() {
+        let row = "  rotate-keys ID      replaces one key; the old one stops working at once, for every client"
+        let parser = ArgumentParser(command: "gatehouse project", summary: "Manages projects:\n" + row, options: [])
+        let lines = parser.helpText().split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[2] == "Manages projects:")
+        #expect(lines[3] == "  rotate-keys ID      replaces one key; the old one stops working at once, for")
+        #expect(lines[4] == "                      every client")
+    }
+
+    @Test func optionsWithoutHelpGetNoTrailingSpaces() {
+        let parser = ArgumentParser(command: "c", summary: "", options: [.flag("quiet", help: "")])
+        #expect(parser.helpText().contains("\n  --quiet\n"))
     }
 
     @Test func longHelpWrapsUnderItsColumnWithinEightyCharacters() {

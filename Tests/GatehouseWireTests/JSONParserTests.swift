@@ -166,7 +166,10 @@ private func number(_ text: String) -> JSONValue {
         #expect(try JSONParser.parse("[\(text)]") == .array([number(text)]))
     }
 
-    @Test(arguments: ["01", "-01", "00", "1.", ".5", "+1", "-", "1e", "1e+", "1.e5", "-.5", "0x10", "1_000", "--1", "1.5.2", "Infinity", "-Infinity", "NaN"])
+    @Test(arguments: [
+        "01", "-01", "00", "1.", ".5", "+1", "-", "1e", "1e+", "1.e5", "-.5", "0x10", "1_000", "--1", "1.5.2",
+        "Infinity", "-Infinity", "NaN",
+    ])
     func invalidNumber(text: String) {
         #expect(parseError(text) != nil)
         #expect(parseError("[\(text)]") != nil)
@@ -285,5 +288,57 @@ private func number(_ text: String) -> JSONValue {
         let second = try JSONParser.parse(written)
         #expect(first == second)
         #expect(JSONWriter.serialize(second) == written)
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failure reproduces exactly.
+private struct ParserTestGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite struct ParserAgreesWithTheStandardLibraryOnUTF8 {
+    @Test func randomByteStringsInsideQuotes() {
+        var random = ParserTestGenerator(state: 8259)
+        for _ in 0..<20_000 {
+            // Mostly non-ASCII bytes, so lead and continuation bytes meet in every combination;
+            // quotes, backslashes and controls are left out because they have JSON meanings.
+            let body = (0..<Int.random(in: 1...6, using: &random)).map { _ -> UInt8 in
+                Bool.random(using: &random) ? UInt8.random(in: 0x80...0xFF, using: &random) : UInt8(ascii: "a")
+            }
+            let expected = String(validating: body, as: UTF8.self)
+            let parsed = try? JSONParser.parse([0x22] + body + [0x22])
+            #expect(parsed?.stringValue == expected, "bytes \(body)")
+        }
+    }
+}
+
+@Suite struct ParserSurvivesMutatedInput {
+    @Test func mutatedRequestsParseOrFailCleanly() throws {
+        let seed = Array(#"{"id":"r-1","op":"purchase.report","n":[1,-2.5e3,true,null],"s":"é\n\ud83d\ude00"}"#.utf8)
+        let alphabet = Array(#"{}[]",:\-+.0123456789eEtrufalsn u"#.utf8) + [0x00, 0x0A, 0x80, 0xC3, 0xED, 0xF4, 0xFF]
+        var random = ParserTestGenerator(state: 7411)
+        for _ in 0..<20_000 {
+            var input = seed
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let position = Int.random(in: 0..<input.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: input[position] = alphabet.randomElement(using: &random)!
+                case 1: input.remove(at: position)
+                default: input.insert(alphabet.randomElement(using: &random)!, at: position)
+                }
+                if input.isEmpty { input = seed }
+            }
+            guard let value = try? JSONParser.parse(input) else { continue }
+            let written = JSONWriter.serialize(value)
+            #expect(try JSONParser.parse(written) == value)
+        }
     }
 }

@@ -195,14 +195,14 @@ extension ArgumentParser {
     ///     options:
     ///       --data-dir=DIR  Directory for the log and snapshots.
     ///       --test-clock    Let tests move the clock.
-    ///       -h, --help      Show this help and exit.
+    ///       -h, --help      show this help and exit
     public func helpText() -> String {
         var lines = ["usage: \(command) [options]" + (positionals.map { " " + $0 } ?? "")]
         if !summary.isEmpty {
-            lines += [""] + Self.wrapParagraphs(summary, width: Self.lineWidth)
+            lines += [""] + Self.layOut(summary: summary)
         }
         lines += ["", "options:"]
-        let rows = options.map(HelpRow.init(option:)) + [HelpRow(left: "-h, --help", help: "Show this help and exit.")]
+        let rows = options.map(HelpRow.init(option:)) + [HelpRow(left: "-h, --help", help: "show this help and exit")]
         // Two spaces of indent, the widest option that fits the cap, two spaces of gap.
         let widest = rows.map(\.left.count).filter { $0 <= Self.optionColumnMax }.max() ?? 0
         let column = widest + 4
@@ -226,7 +226,7 @@ extension ArgumentParser {
             case .flag: left = "--" + option.name
             case .value(let placeholder): left = "--" + option.name + "=" + placeholder
             }
-            help = option.repeatable ? option.help + " May be repeated." : option.help
+            help = option.repeatable ? option.help + " (repeatable)" : option.help
         }
     }
 
@@ -234,40 +234,69 @@ extension ArgumentParser {
     /// column gets its help on the following lines instead of pushing every row right.
     private static func format(_ row: HelpRow, column: Int) -> [String] {
         let option = "  " + row.left
+        guard !row.help.isEmpty else { return [option] }
         let indent = String(repeating: " ", count: column)
-        let wrapped = wrap(row.help, width: lineWidth - column)
-        guard let first = wrapped.first else { return [option] }
+        let wrapped = breakLine(Array(row.help), width: lineWidth - column, hangingIndent: 0)
         var lines: [String]
         if option.count + 2 <= column {
-            lines = [option + String(repeating: " ", count: column - option.count) + first]
+            lines = [option + String(repeating: " ", count: column - option.count) + wrapped[0]]
         } else {
-            lines = [option, indent + first]
+            lines = [option, indent + wrapped[0]]
         }
         lines += wrapped.dropFirst().map { indent + $0 }
         return lines
     }
 
-    private static func wrapParagraphs(_ text: String, width: Int) -> [String] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { paragraph in
-            paragraph.isEmpty ? [""] : wrap(String(paragraph), width: width)
+    /// The summary as written, except that lines too long for the terminal are broken at
+    /// spaces. Authors lay summaries out by hand (a table of subcommands, say), so lines that
+    /// fit keep their indentation and inner spacing; a broken line continues under its
+    /// second column when it has one (text after a run of two or more spaces), else under
+    /// its own indentation.
+    private static func layOut(summary: String) -> [String] {
+        summary.split(separator: "\n", omittingEmptySubsequences: false).flatMap { line in
+            let characters = Array(line)
+            return breakLine(characters, width: lineWidth, hangingIndent: secondColumn(of: characters))
         }
     }
 
-    private static func wrap(_ text: String, width: Int) -> [String] {
-        var lines: [String] = []
-        var current = ""
-        for word in text.split(separator: " ") {
-            if current.isEmpty {
-                current = String(word)
-            } else if current.count + 1 + word.count <= width {
-                current += " " + word
-            } else {
-                lines.append(current)
-                current = String(word)
-            }
+    /// Splits `line` at spaces into pieces of at most `width` characters, every piece after
+    /// the first indented by `hangingIndent`. A word longer than the room stays whole.
+    private static func breakLine(_ line: [Character], width: Int, hangingIndent: Int) -> [String] {
+        let hang = String(repeating: " ", count: hangingIndent)
+        var pieces: [String] = []
+        var prefix = ""
+        var rest = line[...]
+        while prefix.count + rest.count > width, let cut = breakPoint(in: rest, room: width - prefix.count) {
+            let piece = rest[..<cut]
+            let end = piece.lastIndex { $0 != " " }.map { $0 + 1 } ?? cut
+            pieces.append(prefix + String(piece[..<end]))
+            rest = rest[cut...].drop { $0 == " " }
+            prefix = hang
         }
-        if !current.isEmpty { lines.append(current) }
-        return lines
+        pieces.append(prefix + String(rest))
+        return pieces
+    }
+
+    /// The last space within `room` after the text starts, else the first space after it.
+    private static func breakPoint(in text: ArraySlice<Character>, room: Int) -> Int? {
+        guard let textStart = text.firstIndex(where: { $0 != " " }) else { return nil }
+        let fitting = text[textStart..<min(text.startIndex + room + 1, text.endIndex)]
+        return fitting.lastIndex(of: " ") ?? text[textStart...].firstIndex(of: " ")
+    }
+
+    /// Where the text after the first run of two or more inner spaces starts (the description
+    /// column of a hand-made table), or the line's indentation when there is none.
+    private static func secondColumn(of line: [Character]) -> Int {
+        let indentation = line.prefix { $0 == " " }.count
+        var spaces = 0
+        for (index, character) in line.enumerated().dropFirst(indentation) {
+            if character != " " && spaces >= 2 {
+                // A column too far right would leave continuation lines no room.
+                return index <= lineWidth - 20 ? index : indentation
+            }
+            spaces = character == " " ? spaces + 1 : 0
+        }
+        return indentation
     }
 }
 

@@ -59,7 +59,9 @@ public struct LineFramer: Sendable {
         guard !isTooLong, !bytes.isEmpty else { return }
         makeRoom(for: bytes.count)
         let offset = end
-        storage.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[offset...]).copyMemory(from: bytes) }
+        storage.withUnsafeMutableBytes { storage in
+            UnsafeMutableRawBufferPointer(rebasing: storage[offset...]).copyMemory(from: bytes)
+        }
         end += bytes.count
     }
 
@@ -77,7 +79,9 @@ public struct LineFramer: Sendable {
         precondition(minimumCapacity >= 0, "minimumCapacity must not be negative")
         makeRoom(for: max(minimumCapacity, 1))
         let offset = end
-        let written = try storage.withUnsafeMutableBytes { try body(UnsafeMutableRawBufferPointer(rebasing: $0[offset...])) }
+        let written = try storage.withUnsafeMutableBytes { storage in
+            try body(UnsafeMutableRawBufferPointer(rebasing: storage[offset...]))
+        }
         precondition(written <= storage.count - offset, "body reported more bytes than the tail holds")
         if written > 0, !isTooLong { end += written }
         return written

@@ -59,229 +59,239 @@ public enum JSONParser {
 
 // MARK: - The parser state
 
-/// One open array or object: where its items start on the shared stack.
-private struct Frame {
-    var isObject: Bool
-    var valueStart: Int
-}
-
-private struct Parser {
-    let input: UnsafeBufferPointer<UInt8>
-    let maxDepth: Int
-    var index = 0
-
-    // The innermost open container, and the ones around it. Keeping the innermost apart means
-    // a flat request object never allocates a stack of frames.
-    var current: Frame?
-    var enclosing: [Frame] = []
-    /// The items of every open container, so a container allocates only its final array when
-    /// it closes, whatever the nesting. An object's keys sit here as strings before their values.
-    var values: [JSONValue] = []
-    /// Reused for strings with escapes, so each escaped string costs one allocation (its own).
-    var scratch: [UInt8] = []
-
-    init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
-        self.input = input
-        self.maxDepth = maxDepth
+// Nested in `JSONParser` so that these names cannot collide with other types of the module.
+extension JSONParser {
+    /// One open array or object: where its items start on the shared stack.
+    fileprivate struct Frame {
+        var isObject: Bool
+        var valueStart: Int
     }
 
-    /// The driver: a finished value goes onto its container's stack, `nil` means a container
-    /// just opened and its first item (or its end) comes next.
-    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
-        var value = try parseValueOrOpen()
-        while true {
-            if let complete = value {
-                guard let frame = current else { return try finish(complete) }
-                values.append(complete)
-                value = try parseAfterItem(in: frame)
-            } else {
-                value = try parseFirstItem(in: current!)
+    fileprivate struct Parser {
+        let input: UnsafeBufferPointer<UInt8>
+        let maxDepth: Int
+        var index = 0
+
+        // The innermost open container, and the ones around it. Keeping the innermost apart means
+        // a flat request object never allocates a stack of frames.
+        var current: Frame?
+        var enclosing: [Frame] = []
+        /// The items of every open container, so a container allocates only its final array when
+        /// it closes, whatever the nesting. An object's keys sit here as strings before their values.
+        var values: [JSONValue] = []
+        /// Reused for strings with escapes, so each escaped string costs one allocation (its own).
+        var scratch: [UInt8] = []
+
+        init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+            self.input = input
+            self.maxDepth = maxDepth
+        }
+
+        /// The driver: a finished value goes onto its container's stack, `nil` means a container
+        /// just opened and its first item (or its end) comes next.
+        mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+            var value = try parseValueOrOpen()
+            while true {
+                if let complete = value {
+                    guard let frame = current else { return try finish(complete) }
+                    values.append(complete)
+                    value = try parseAfterItem(in: frame)
+                } else {
+                    value = try parseFirstItem(in: current!)
+                }
             }
         }
-    }
 
-    private mutating func finish(_ value: JSONValue) throws(JSONParseError) -> JSONValue {
-        skipWhitespace()
-        guard index == input.count else { throw failure("trailing characters after the value") }
-        return value
-    }
-
-    /// After `[` or `{`: either the container closes at once or its first item starts.
-    private mutating func parseFirstItem(in frame: Frame) throws(JSONParseError) -> JSONValue? {
-        skipWhitespace()
-        if index < input.count, input[index] == (frame.isObject ? Byte.closeBrace : Byte.closeBracket) {
-            index += 1
-            return closeContainer()
+        private mutating func finish(_ value: JSONValue) throws(JSONParseError) -> JSONValue {
+            skipWhitespace()
+            guard index == input.count else { throw failure("trailing characters after the value") }
+            return value
         }
-        if frame.isObject { try parseKeyAndColon() }
-        return try parseValueOrOpen()
-    }
 
-    /// After an item: a comma and the next item, or the end of the container.
-    private mutating func parseAfterItem(in frame: Frame) throws(JSONParseError) -> JSONValue? {
-        skipWhitespace()
-        let close: UInt8 = frame.isObject ? Byte.closeBrace : Byte.closeBracket
-        guard index < input.count else { throw failure("unexpected end of input") }
-        switch input[index] {
-        case Byte.comma:
-            index += 1
+        /// After `[` or `{`: either the container closes at once or its first item starts.
+        private mutating func parseFirstItem(in frame: Frame) throws(JSONParseError) -> JSONValue? {
+            skipWhitespace()
+            if index < input.count, input[index] == (frame.isObject ? Byte.closeBrace : Byte.closeBracket) {
+                index += 1
+                return closeContainer()
+            }
             if frame.isObject { try parseKeyAndColon() }
             return try parseValueOrOpen()
-        case close:
-            index += 1
-            return closeContainer()
-        default:
-            throw failure(frame.isObject ? "expected ',' or '}'" : "expected ',' or ']'")
         }
-    }
 
-    private mutating func parseKeyAndColon() throws(JSONParseError) {
-        skipWhitespace()
-        guard index < input.count else { throw failure("unexpected end of input") }
-        guard input[index] == Byte.quote else { throw failure("expected a string key") }
-        index += 1
-        values.append(.string(try parseStringBody()))
-        skipWhitespace()
-        guard index < input.count, input[index] == Byte.colon else { throw failure("expected ':'") }
-        index += 1
-    }
-
-    /// A scalar is returned whole; `[` and `{` push a frame and return `nil`.
-    private mutating func parseValueOrOpen() throws(JSONParseError) -> JSONValue? {
-        skipWhitespace()
-        guard index < input.count else { throw failure("unexpected end of input") }
-        let byte = input[index]
-        switch byte {
-        case Byte.openBrace, Byte.openBracket:
-            try openContainer(isObject: byte == Byte.openBrace)
-            return nil
-        case Byte.quote:
-            index += 1
-            return .string(try parseStringBody())
-        case Byte.minus, Byte.digit0...Byte.digit9:
-            return .number(try parseNumber())
-        case UInt8(ascii: "t"):
-            return try parseLiteral("true", .bool(true))
-        case UInt8(ascii: "f"):
-            return try parseLiteral("false", .bool(false))
-        case UInt8(ascii: "n"):
-            return try parseLiteral("null", .null)
-        default:
-            throw unexpectedCharacter()
-        }
-    }
-
-    // MARK: Containers
-
-    private mutating func openContainer(isObject: Bool) throws(JSONParseError) {
-        if let current {
-            guard enclosing.count + 1 < maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
-            enclosing.append(current)
-        } else {
-            guard maxDepth > 0 else { throw failure("nesting deeper than \(maxDepth)") }
-            // A typical request has a dozen keys and values; reserving once avoids regrowing.
-            values.reserveCapacity(16)
-        }
-        index += 1
-        current = Frame(isObject: isObject, valueStart: values.count)
-    }
-
-    private mutating func closeContainer() -> JSONValue {
-        let frame = current!
-        current = enclosing.popLast()
-        defer { values.removeSubrange(frame.valueStart...) }
-        guard frame.isObject else { return .array(Array(values[frame.valueStart...])) }
-        return .object(JSONObject(members: members(from: frame.valueStart)))
-    }
-
-    /// Pairs up the alternating keys and values an object left on the stack.
-    private func members(from start: Int) -> [JSONObject.Member] {
-        var members: [JSONObject.Member] = []
-        members.reserveCapacity((values.count - start) / 2)
-        for keyIndex in stride(from: start, to: values.count, by: 2) {
-            guard case .string(let key) = values[keyIndex] else { preconditionFailure("object key is not a string") }
-            members.append(JSONObject.Member(key: key, value: values[keyIndex + 1]))
-        }
-        return members
-    }
-
-    // MARK: Literals and numbers
-
-    private mutating func parseLiteral(_ literal: StaticString, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
-        let length = literal.utf8CodeUnitCount
-        let matches =
-            input.count - index >= length
-            && UnsafeBufferPointer(rebasing: input[index..<index + length]).elementsEqual(
-                UnsafeBufferPointer(start: literal.utf8Start, count: length))
-        guard matches else { throw failure("expected '\(literal)'") }
-        index += length
-        return value
-    }
-
-    /// `-? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?`, kept as text.
-    private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
-        let start = index
-        if input[index] == Byte.minus { index += 1 }
-        guard index < input.count, Self.isDigit(input[index]) else { throw failure("expected a digit after '-'") }
-        if input[index] == Byte.digit0 {
-            index += 1
-            if index < input.count, Self.isDigit(input[index]) { throw failure("leading zeros are not allowed") }
-        } else {
-            skipDigits()
-        }
-        if index < input.count, input[index] == Byte.dot {
-            index += 1
-            try requireDigits(after: "'.'")
-        }
-        if index < input.count, input[index] | 0x20 == UInt8(ascii: "e") {
-            index += 1
-            if index < input.count, input[index] == Byte.plus || input[index] == Byte.minus { index += 1 }
-            try requireDigits(after: "the exponent")
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
-        return JSONNumber(uncheckedText: text)
-    }
-
-    private mutating func requireDigits(after what: String) throws(JSONParseError) {
-        guard index < input.count, Self.isDigit(input[index]) else { throw failure("expected a digit after \(what)") }
-        skipDigits()
-    }
-
-    private mutating func skipDigits() {
-        while index < input.count, Self.isDigit(input[index]) { index += 1 }
-    }
-
-    // MARK: Whitespace and errors
-
-    private mutating func skipWhitespace() {
-        while index < input.count {
+        /// After an item: a comma and the next item, or the end of the container.
+        private mutating func parseAfterItem(in frame: Frame) throws(JSONParseError) -> JSONValue? {
+            skipWhitespace()
+            let close: UInt8 = frame.isObject ? Byte.closeBrace : Byte.closeBracket
+            guard index < input.count else { throw failure("unexpected end of input") }
             switch input[index] {
-            case Byte.space, Byte.tab, Byte.newline, Byte.carriageReturn: index += 1
-            default: return
+            case Byte.comma:
+                index += 1
+                if frame.isObject { try parseKeyAndColon() }
+                return try parseValueOrOpen()
+            case close:
+                index += 1
+                return closeContainer()
+            default:
+                throw failure(frame.isObject ? "expected ',' or '}'" : "expected ',' or ']'")
             }
         }
-    }
 
-    func failure(_ reason: String) -> JSONParseError {
-        JSONParseError(offset: index, reason: reason)
-    }
-
-    /// Names the byte at `index` the way a person would see it in their editor.
-    private func unexpectedCharacter() -> JSONParseError {
-        let byte = input[index]
-        if byte >= 0x80 {
-            guard let length = validUTF8SequenceLength(at: index) else { return failure("invalid UTF-8") }
-            let character = String(decoding: UnsafeBufferPointer(rebasing: input[index..<index + length]), as: UTF8.self)
-            return failure("unexpected character '\(character)'")
+        private mutating func parseKeyAndColon() throws(JSONParseError) {
+            skipWhitespace()
+            guard index < input.count else { throw failure("unexpected end of input") }
+            guard input[index] == Byte.quote else { throw failure("expected a string key") }
+            index += 1
+            values.append(.string(try parseStringBody()))
+            skipWhitespace()
+            guard index < input.count, input[index] == Byte.colon else { throw failure("expected ':'") }
+            index += 1
         }
-        if byte < 0x20 || byte == 0x7F { return failure("unexpected control character \(Self.hex(byte))") }
-        return failure("unexpected character '\(Character(Unicode.Scalar(byte)))'")
+
+        /// A scalar is returned whole; `[` and `{` push a frame and return `nil`.
+        private mutating func parseValueOrOpen() throws(JSONParseError) -> JSONValue? {
+            skipWhitespace()
+            guard index < input.count else { throw failure("unexpected end of input") }
+            let byte = input[index]
+            switch byte {
+            case Byte.openBrace, Byte.openBracket:
+                try openContainer(isObject: byte == Byte.openBrace)
+                return nil
+            case Byte.quote:
+                index += 1
+                return .string(try parseStringBody())
+            case Byte.minus, Byte.digit0...Byte.digit9:
+                return .number(try parseNumber())
+            case UInt8(ascii: "t"):
+                return try parseLiteral("true", .bool(true))
+            case UInt8(ascii: "f"):
+                return try parseLiteral("false", .bool(false))
+            case UInt8(ascii: "n"):
+                return try parseLiteral("null", .null)
+            default:
+                throw unexpectedCharacter()
+            }
+        }
+
+        // MARK: Containers
+
+        private mutating func openContainer(isObject: Bool) throws(JSONParseError) {
+            if let current {
+                guard enclosing.count + 1 < maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
+                enclosing.append(current)
+            } else {
+                guard maxDepth > 0 else { throw failure("nesting deeper than \(maxDepth)") }
+                // A typical request has a dozen keys and values; reserving once avoids regrowing.
+                values.reserveCapacity(16)
+            }
+            index += 1
+            current = Frame(isObject: isObject, valueStart: values.count)
+        }
+
+        private mutating func closeContainer() -> JSONValue {
+            let frame = current!
+            current = enclosing.popLast()
+            defer { values.removeSubrange(frame.valueStart...) }
+            guard frame.isObject else { return .array(Array(values[frame.valueStart...])) }
+            return .object(JSONObject(members: members(from: frame.valueStart)))
+        }
+
+        /// Pairs up the alternating keys and values an object left on the stack.
+        private func members(from start: Int) -> [JSONObject.Member] {
+            var members: [JSONObject.Member] = []
+            members.reserveCapacity((values.count - start) / 2)
+            for keyIndex in stride(from: start, to: values.count, by: 2) {
+                guard case .string(let key) = values[keyIndex] else {
+                    preconditionFailure("object key is not a string")
+                }
+                members.append(JSONObject.Member(key: key, value: values[keyIndex + 1]))
+            }
+            return members
+        }
+
+        // MARK: Literals and numbers
+
+        private mutating func parseLiteral(_ literal: StaticString, _ value: JSONValue) throws(JSONParseError)
+            -> JSONValue
+        {
+            let length = literal.utf8CodeUnitCount
+            let matches =
+                input.count - index >= length
+                && UnsafeBufferPointer(rebasing: input[index..<index + length]).elementsEqual(
+                    UnsafeBufferPointer(start: literal.utf8Start, count: length))
+            guard matches else { throw failure("expected '\(literal)'") }
+            index += length
+            return value
+        }
+
+        /// `-? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?`, kept as text.
+        private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
+            let start = index
+            if input[index] == Byte.minus { index += 1 }
+            guard index < input.count, Self.isDigit(input[index]) else { throw failure("expected a digit after '-'") }
+            if input[index] == Byte.digit0 {
+                index += 1
+                if index < input.count, Self.isDigit(input[index]) { throw failure("leading zeros are not allowed") }
+            } else {
+                skipDigits()
+            }
+            if index < input.count, input[index] == Byte.dot {
+                index += 1
+                try requireDigits(after: "'.'")
+            }
+            if index < input.count, input[index] | 0x20 == UInt8(ascii: "e") {
+                index += 1
+                if index < input.count, input[index] == Byte.plus || input[index] == Byte.minus { index += 1 }
+                try requireDigits(after: "the exponent")
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
+            return JSONNumber(uncheckedText: text)
+        }
+
+        private mutating func requireDigits(after what: String) throws(JSONParseError) {
+            guard index < input.count, Self.isDigit(input[index]) else {
+                throw failure("expected a digit after \(what)")
+            }
+            skipDigits()
+        }
+
+        private mutating func skipDigits() {
+            while index < input.count, Self.isDigit(input[index]) { index += 1 }
+        }
+
+        // MARK: Whitespace and errors
+
+        private mutating func skipWhitespace() {
+            while index < input.count {
+                switch input[index] {
+                case Byte.space, Byte.tab, Byte.newline, Byte.carriageReturn: index += 1
+                default: return
+                }
+            }
+        }
+
+        func failure(_ reason: String) -> JSONParseError {
+            JSONParseError(offset: index, reason: reason)
+        }
+
+        /// Names the byte at `index` the way a person would see it in their editor.
+        private func unexpectedCharacter() -> JSONParseError {
+            let byte = input[index]
+            if byte >= 0x80 {
+                guard let length = validUTF8SequenceLength(at: index) else { return failure("invalid UTF-8") }
+                let bytes = UnsafeBufferPointer(rebasing: input[index..<index + length])
+                let character = String(decoding: bytes, as: UTF8.self)
+                return failure("unexpected character '\(character)'")
+            }
+            if byte < 0x20 || byte == 0x7F { return failure("unexpected control character \(Self.hex(byte))") }
+            return failure("unexpected character '\(Character(Unicode.Scalar(byte)))'")
+        }
     }
 }
 
 // MARK: - Strings
 
-extension Parser {
+extension JSONParser.Parser {
     /// Parses a string whose opening quote is already consumed. The common case (no escapes)
     /// makes the `String` straight from the input bytes, validating as it scans.
     fileprivate mutating func parseStringBody() throws(JSONParseError) -> String {
@@ -390,7 +400,7 @@ extension Parser {
 
 // MARK: - UTF-8 validation
 
-extension Parser {
+extension JSONParser.Parser {
     /// The length of the valid multi-byte UTF-8 sequence starting at `offset`, or `nil`.
     ///
     /// Follows the well-formed table of Unicode §3.9 (Table 3-7): the narrowed second-byte
@@ -420,7 +430,7 @@ extension Parser {
 
 // MARK: - Byte helpers
 
-extension Parser {
+extension JSONParser.Parser {
     /// The bytes of JSON's syntax, kept inside `Parser` so the names cannot collide with
     /// anything else in the module.
     fileprivate enum Byte {

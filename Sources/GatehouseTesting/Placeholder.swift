@@ -1,1 +1,0 @@
-// Placeholder so the target builds while the package is laid out; replaced by real sources.

@@ -1,0 +1,118 @@
+import Dispatch
+public import GatehouseCore
+public import GatehousePosix
+public import GatehouseWire
+
+/// A line client for tests. Its blocking reads and writes run on a queue of its own, never on
+/// the Swift concurrency pool, which the server under test needs for its own work.
+public final class TestClient: @unchecked Sendable {
+    private let client: LineClient
+    private let queue = DispatchQueue(label: "gatehouse.test-client")
+    private var nextID: Int64 = 0
+
+    /// Connects; every read gives up after `timeoutMilliseconds`, so a broken server fails the
+    /// test instead of hanging it.
+    public init(connectingTo address: HostPort, timeoutMilliseconds: Int = 15_000) throws {
+        client = try LineClient(connectingTo: address, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    public var socket: Socket { client.socket }
+
+    /// Sends one line (a `\n` is added).
+    public func send(_ line: String) async throws {
+        try await onQueue { try self.client.send(line) }
+    }
+
+    /// Sends bytes exactly as given.
+    public func sendRaw(_ bytes: [UInt8]) async throws {
+        try await onQueue { try self.client.sendRaw(bytes) }
+    }
+
+    /// The next line, or `nil` once the server has closed the connection.
+    public func readLine() async throws -> String? {
+        try await onQueue { try self.client.readLine() }
+    }
+
+    /// The next line parsed as a JSON object; fails the test's expectations with a clear error
+    /// when the server closed the connection or sent something else.
+    public func readAnswer() async throws -> JSONObject {
+        guard let line = try await readLine() else { throw TestClientError.closed }
+        guard let object = try JSONParser.parse(line).objectValue else { throw TestClientError.notAnObject(line) }
+        return object
+    }
+
+    /// Sends a request object as given and reads its answer.
+    public func request(_ request: JSONObject) async throws -> JSONObject {
+        try await send(JSONWriter.string(.object(request)))
+        return try await readAnswer()
+    }
+
+    /// Sends `op` with `parameters` under a fresh numeric id, reads the answer, and checks that
+    /// the answer carries the same id.
+    public func call(_ op: String, _ parameters: JSONObject = [:]) async throws -> JSONObject {
+        nextID += 1
+        var request: JSONObject = ["id": .int(nextID), "op": .string(op)]
+        request.append(contentsOf: parameters)
+        let answer = try await self.request(request)
+        guard answer["id"] == .int(nextID) else { throw TestClientError.wrongID(expected: nextID, answer: answer) }
+        return answer
+    }
+
+    /// `hello` with `key`; throws unless it succeeded.
+    @discardableResult
+    public func hello(_ key: String) async throws -> JSONObject {
+        let answer = try await call("hello", ["key": .string(key)])
+        guard answer.isSuccess else { throw TestClientError.failed(answer) }
+        return answer
+    }
+
+    /// Closes the connection at once, without reading what the server sends.
+    public func close() {
+        queue.sync { client.close() }
+    }
+
+    /// Sends end-of-file; the server answers what it has read and closes.
+    public func finishSending() {
+        client.finishSending()
+    }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+public enum TestClientError: Error, CustomStringConvertible {
+    case closed
+    case notAnObject(String)
+    case wrongID(expected: Int64, answer: JSONObject)
+    case failed(JSONObject)
+
+    public var description: String {
+        switch self {
+        case .closed: "the server closed the connection"
+        case .notAnObject(let line): "not a JSON object: \(line)"
+        case .wrongID(let expected, let answer): "expected id \(expected), got \(JSONWriter.string(.object(answer)))"
+        case .failed(let answer): "request failed: \(JSONWriter.string(.object(answer)))"
+        }
+    }
+}
+
+extension JSONObject {
+    /// `ok: true`.
+    public var isSuccess: Bool { self["ok"] == .bool(true) }
+
+    /// The `error.code` of a failed answer, or `nil` for a success.
+    public var errorCode: ErrorCode? {
+        guard self["ok"] == .bool(false), let code = self["error"]?.objectValue?["code"]?.stringValue else { return nil }
+        return ErrorCode(rawValue: code)
+    }
+
+    /// A member that is itself an object.
+    public func object(_ key: String) -> JSONObject? { self[key]?.objectValue }
+
+    public func string(_ key: String) -> String? { self[key]?.stringValue }
+
+    public func int(_ key: String) -> Int64? { self[key]?.numberValue?.int64 }
+}

@@ -1,0 +1,99 @@
+import GatehouseCore
+import GatehouseTesting
+import GatehouseWire
+import Testing
+
+/// `config.put` / `config.get` over the wire (PROTOCOL.md, "Configuration").
+@Suite struct Config {
+    static let example: JSONValue = [
+        "entitlements": [["id": "pro"]],
+        "products": [
+            ["id": "pro_monthly", "type": "subscription", "entitlements": ["pro"],
+             "grants": [["currency": "COINS", "amount": 100, "on": "purchase"]]],
+            ["id": "lifetime", "type": "non_consumable", "entitlements": ["pro"]],
+            ["id": "coins_500", "type": "consumable", "grants": [["currency": "COINS", "amount": 500, "on": "purchase"]]],
+        ],
+        "currencies": [["code": "COINS", "name": "Coins"]],
+        "offerings": [["id": "default", "is_default": true,
+                       "packages": [["id": "monthly", "type": "monthly", "product": "pro_monthly"]]]],
+        "login": "alias",
+        "restore": "transfer",
+        "grace_period_ms": 0,
+        "stores": ["test": true, "app_store": ["bundle_id": "com.example.app", "environment": "production"]],
+    ]
+
+    @Test func newProjectHasTheEmptyConfig() async throws {
+        try await withTestServer { server in
+            let keys = try await server.createProject("acme")
+            let sdk = try server.connect()
+            try await sdk.hello(keys.publicKey)
+            let config = try #require(try await sdk.call("config.get").object("config"))
+            #expect(config["products"] == .array([]))
+            #expect(config["login"] == "alias")
+            #expect(config["restore"] == "transfer")
+        }
+    }
+
+    @Test func putReplacesTheConfigAndBothRolesReadItBack() async throws {
+        try await withTestServer { server in
+            let keys = try await server.createProject("acme")
+            let backend = try server.connect()
+            try await backend.hello(keys.secretKey)
+            let put = try await backend.call("config.put", ["config": Self.example])
+            #expect(put.isSuccess)
+            let expected = try ProjectConfig(json: #require(Self.example.objectValue)).json
+            #expect(put["config"] == expected)
+            let sdk = try server.connect()
+            try await sdk.hello(keys.publicKey)
+            #expect(try await sdk.call("config.get")["config"] == expected)
+            #expect(try await backend.call("config.get")["config"] == expected)
+        }
+    }
+
+    @Test(arguments: [
+        ("unknown entitlement", #"{"entitlements":[],"products":[{"id":"p","type":"subscription","entitlements":["gold"]}]}"#),
+        ("repeated id", #"{"entitlements":[{"id":"pro"},{"id":"pro"}]}"#),
+        ("wrong type", #"{"products":"none"}"#),
+        ("bad enum", #"{"login":"merge"}"#),
+        ("bad product type", #"{"products":[{"id":"p","type":"rental"}]}"#),
+        ("unknown currency", #"{"products":[{"id":"p","type":"consumable","grants":[{"currency":"GEMS","amount":5,"on":"purchase"}]}]}"#),
+        ("amount out of range", #"{"currencies":[{"code":"C"}],"products":[{"id":"p","type":"consumable","grants":[{"currency":"C","amount":1e30,"on":"purchase"}]}]}"#),
+        ("unknown product in package", #"{"offerings":[{"id":"o","packages":[{"id":"m","product":"nope"}]}]}"#),
+        ("config not an object", #"[]"#),
+    ])
+    func invalidConfigIsBadRequestAndChangesNothing(_ name: String, _ config: String) async throws {
+        try await withTestServer { server in
+            let keys = try await server.createProject("acme")
+            let backend = try server.connect()
+            try await backend.hello(keys.secretKey)
+            #expect(try await backend.call("config.put", ["config": Self.example]).isSuccess)
+            let before = try await backend.call("config.get")["config"]
+            try await backend.send(#"{"id":9,"op":"config.put","config":\#(config)}"#)
+            let answer = try await backend.readAnswer()
+            #expect(answer.errorCode == .badRequest, "\(name)")
+            #expect(try await backend.call("config.get")["config"] == before, "\(name) changed nothing")
+        }
+    }
+
+    @Test func putWithoutAConfigIsBadRequest() async throws {
+        try await withTestServer { server in
+            let keys = try await server.createProject("acme")
+            let backend = try server.connect()
+            try await backend.hello(keys.secretKey)
+            #expect(try await backend.call("config.put").errorCode == .badRequest)
+        }
+    }
+
+    @Test func projectsDoNotSeeEachOthersConfig() async throws {
+        try await withTestServer { server in
+            let acme = try await server.createProject("acme")
+            let other = try await server.createProject("other")
+            let acmeBackend = try server.connect()
+            try await acmeBackend.hello(acme.secretKey)
+            #expect(try await acmeBackend.call("config.put", ["config": Self.example]).isSuccess)
+            let otherBackend = try server.connect()
+            try await otherBackend.hello(other.secretKey)
+            #expect(try await otherBackend.call("config.get").object("config")?["products"] == .array([]))
+        }
+    }
+}
