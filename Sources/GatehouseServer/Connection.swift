@@ -61,8 +61,17 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         }
         if !isClosed, events.contains(.writable) {
             flush()
+            resumeBufferedRequests()
         }
         settle()
+    }
+
+    /// Lines may wait in the framer while the connection was over its limits; once there is
+    /// room again they are run without waiting for more bytes from the socket.
+    private func resumeBufferedRequests() {
+        guard !isClosed, !readingDone, canTakeMoreRequests, framer.bufferedByteCount > 0 else { return }
+        processLines()
+        flush()
     }
 
     private func readAvailable() {
@@ -149,11 +158,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         answers.fill(slot, with: bytes)
         answers.drainReady(into: &output)
         flush()
-        // Room may have opened for requests already buffered.
-        if !readingDone, canTakeMoreRequests {
-            processLines()
-            flush()
-        }
+        resumeBufferedRequests()
         settle()
     }
 

@@ -32,6 +32,22 @@ import Testing
         }
     }
 
+    @Test func requestsHeldBackByTheLimitsAreRunOnceAnswersDrain() async throws {
+        // Tiny limits, so the batch below is buffered far past them and must resume on its own.
+        try await withTestServer({ $0.outputBytesHighWater = 2048; $0.inFlightRequestsMax = 4 }) { server in
+            let client = try await server.admin()
+            var batch = ""
+            for index in 0..<2000 {
+                batch += index % 3 == 0 ? #"{"id":\#(index),"op":"project.list"}"# : #"{"id":\#(index),"op":"server.stats"}"#
+                batch += "\n"
+            }
+            try await client.sendRaw(Array(batch.utf8))
+            for index in 0..<2000 {
+                #expect(try await client.readAnswer()["id"] == .int(index))
+            }
+        }
+    }
+
     @Test func connectionsOverTheLimitGetOverloadedAndTheOthersCarryOn() async throws {
         try await withTestServer({ $0.connectionsMax = 4 }) { server in
             var held: [TestClient] = []
