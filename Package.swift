@@ -15,6 +15,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .yum(["openssl-devel"]), .brew(["openssl@3"])]
         ),
         .target(name: "CGatehouseLinux", cSettings: [.define("_GNU_SOURCE")]),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
+        ),
 
         // MARK: Libraries, bottom up
         // libm: Swift's floating-point rounding calls into it, and nothing else pulls it in.
@@ -22,10 +27,13 @@ let package = Package(
         .target(name: "GatehouseCore", dependencies: ["GatehouseBase"]),
         .target(name: "GatehouseWire", dependencies: ["GatehouseCore", "GatehouseBase"]),
         .target(name: "GatehousePosix", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
-        .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseBase"]),
+        .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib"]),
+        .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(
             name: "GatehouseServer",
-            dependencies: ["GatehouseRuntime", "GatehouseWire", "GatehousePosix", "GatehouseCore", "GatehouseBase"]
+            dependencies: [
+                "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseCore", "GatehouseBase",
+            ]
         ),
 
         // MARK: Executables
@@ -39,14 +47,26 @@ let package = Package(
         // MARK: Test support and tests
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseBase"]
+            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseStorage", "GatehouseBase"]
         ),
         .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase"]),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"]),
+        .testTarget(
+            name: "GatehouseRuntimeTests",
+            dependencies: ["GatehouseRuntime", "GatehouseTesting", "GatehouseStorage", "GatehouseCore", "GatehouseBase"]
+        ),
         .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore"]),
         .testTarget(
             name: "GatehouseServerTests",
-            dependencies: ["GatehouseServer", "GatehouseTesting", "GatehouseWire", "GatehouseCore", "GatehouseBase"]
+            dependencies: [
+                "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseCore",
+                "GatehouseBase",
+            ]
+        ),
+        .testTarget(
+            name: "GatehouseStorageTests",
+            dependencies: ["GatehouseStorage", "GatehouseTesting", "GatehouseBase"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "IntegrationTests",

@@ -1,1 +1,21 @@
-print("gatehouse-bench")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Parse and dispatch only; each mode lives in its own file.
+let status: Int32
+switch Result(catching: { () throws(BenchFailure) in try BenchArguments.parse(Array(CommandLine.arguments.dropFirst())) }) {
+case .failure(let failure):
+    printError("error: \(failure)")
+    status = failure.exitCode
+case .success(.help(let text)):
+    print(text, terminator: "")
+    status = BenchExitCode.success
+case .success(.micro(let iterations)):
+    status = MicroMode.run(iterations: iterations)
+case .success(.smoke):
+    status = await SmokeRun.run()
+case .success(.load(let options)):
+    status = await LoadMode.run(options)
+}
+exit(status)

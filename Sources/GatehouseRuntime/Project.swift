@@ -1,45 +1,136 @@
-import GatehouseBase
+public import GatehouseBase
 public import GatehouseCore
+public import GatehouseStorage
 import Synchronization
 
-/// One project (tenant): an actor that owns the project's state. Changes are validated,
-/// applied and answered inside it with no suspension in between, so concurrent requests
-/// cannot interleave halfway through a rule.
+/// A value whose answer may go out once the log is durable up to `lsn`.
+public struct Committed<Value: Sendable>: Sendable {
+    public var value: Value
+    public var lsn: LSN
+
+    public init(_ value: Value, lsn: LSN) {
+        self.value = value
+        self.lsn = lsn
+    }
+}
+
+/// One project (tenant): an actor that owns the project's state. A change is validated, logged
+/// and applied inside it with no suspension in between, so concurrent requests cannot
+/// interleave halfway through a rule and the log's order is the order changes were applied.
+/// Answers wait for durability outside the actor (`Committed.lsn`).
 public actor Project {
     public nonisolated let id: ProjectID
+    nonisolated let incarnation: Incarnation
+    /// The log position where this project's state began (its create or restore record, or
+    /// the snapshot it was loaded from): the log must reach back to here until a snapshot exists.
+    nonisolated let originLSN: LSN
     /// What other threads may read without entering the actor.
     public nonisolated let published: PublishedProjectState
+    private let log: WriteAheadLog
+    private let checkpoints: SnapshotTrigger
     private var state: ProjectState
+    /// The log position of the last change applied here, durable or not yet.
+    private var lastLSN: LSN
+    /// Payload bytes logged since the last snapshot of this project.
+    private var loggedBytesSinceSnapshot = 0
+    /// Set while a `tenant.restore` replaces this project: changes are refused, so the restored
+    /// state's sequence can be placed after everything this one ever answered.
+    private var frozen = false
 
-    init(state: ProjectState) {
+    init(state: ProjectState, incarnation: Incarnation, originLSN: LSN, lastLSN: LSN, log: WriteAheadLog,
+         checkpoints: SnapshotTrigger)
+    {
         self.id = state.id
+        self.incarnation = incarnation
         self.state = state
+        self.lastLSN = lastLSN
+        self.originLSN = originLSN
+        self.log = log
+        self.checkpoints = checkpoints
         self.published = PublishedProjectState(state: state)
     }
 
-    public func summary() -> ProjectSummary {
-        ProjectSummary(id: state.id, name: state.name, createdMs: state.createdMs, profiles: 0, cursor: state.sequence)
+    public func summary() -> Committed<ProjectSummary> {
+        Committed(ProjectSummary(id: state.id, name: state.name, createdMs: state.createdMs, profiles: 0, cursor: state.sequence),
+                  lsn: lastLSN)
     }
 
-    public func config() -> ProjectConfig { state.config }
+    public func config() -> Committed<ProjectConfig> {
+        Committed(state.config, lsn: lastLSN)
+    }
 
     /// Replaces the configuration as a whole; an invalid one changes nothing.
-    public func putConfig(_ config: ProjectConfig) throws(GatehouseError) -> ProjectConfig {
-        let change = try state.replaceConfig(with: config)
-        apply(change)
-        return state.config
+    public func putConfig(_ config: ProjectConfig) throws(GatehouseError) -> Committed<ProjectConfig> {
+        let lsn = try commit(try state.replaceConfig(with: config))
+        return Committed(state.config, lsn: lsn)
     }
 
     /// Replaces one key; the old one stops working at once, also on open connections.
-    func rotateKey(_ kind: KeyKind, random: some RandomSource) -> String {
+    func rotateKey(_ kind: KeyKind, random: some RandomSource) throws(GatehouseError) -> Committed<String> {
         let key = KeyFormat.make(kind, project: id, random: random)
-        apply(.keyRotated(kind, SecretDigest(secret: key)))
-        return key
+        let lsn = try commit(.keyRotated(kind, SecretDigest(secret: key)))
+        return Committed(key, lsn: lsn)
     }
 
-    private func apply(_ change: ProjectState.Change) {
+    /// The state as it is now and the log position it reflects, for a snapshot. A copy of a
+    /// value: later changes do not touch it.
+    func capture() -> (state: ProjectState, lsn: LSN) {
+        loggedBytesSinceSnapshot = 0
+        return (state, lastLSN)
+    }
+
+    /// Like ``capture()``, for an export, which does not replace the project's own snapshots.
+    func captureForExport() -> (state: ProjectState, lsn: LSN) {
+        (state, lastLSN)
+    }
+
+    /// Stops taking changes and answers the last sequence number handed out.
+    func freeze() -> UInt64 {
+        frozen = true
+        return state.sequence
+    }
+
+    func unfreeze() {
+        frozen = false
+    }
+
+    /// Log first, then apply: nothing is in memory that is not in the log, and a change the
+    /// log refuses (disk full) leaves no trace.
+    private func commit(_ change: ProjectState.Change) throws(GatehouseError) -> LSN {
+        guard !frozen else { throw GatehouseError(.overloaded, "the project is being restored; retry shortly") }
+        let record = RuntimeRecord.projectChanged(incarnation, change).logRecord
+        let lsn = try log.appendMappingErrors(record)
         state.apply(change)
+        lastLSN = lsn
         published.update(from: state)
+        loggedBytesSinceSnapshot += record.payload.count
+        if checkpoints.isDue(loggedBytes: loggedBytesSinceSnapshot) {
+            loggedBytesSinceSnapshot = 0
+            checkpoints.request(self)
+        }
+        return lsn
+    }
+}
+
+extension WriteAheadLog {
+    /// Appends, turning storage refusals into the errors clients see.
+    func appendMappingErrors(_ record: WALRecord) throws(GatehouseError) -> LSN {
+        do throws(StorageError) {
+            return try append(record)
+        } catch {
+            throw error.clientError
+        }
+    }
+}
+
+extension StorageError {
+    /// What a client is told when the log refuses a write.
+    var clientError: GatehouseError {
+        switch code {
+        case .readOnly: GatehouseError(.readOnly, "the disk is (nearly) full: writes are refused until space is freed; reads still work")
+        case .busy: GatehouseError(.overloaded, "the log is behind; retry shortly")
+        default: GatehouseError(.internal, "the log refused the write: \(message)")
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 public import GatehouseBase
 public import GatehouseCore
+public import GatehouseStorage
 import Synchronization
 
 /// Who a connection is, once `hello` has succeeded.
@@ -40,20 +41,35 @@ public enum Role: String, Sendable, CaseIterable {
     case admin
 }
 
-/// The server's projects: creation, lookup, deletion and key checks. Directory changes happen
-/// under one lock, so two `project.create` of the same id cannot both succeed.
+/// The server's projects: creation, lookup, deletion and key checks. Directory changes are
+/// logged and applied under one lock, so two `project.create` of the same id cannot both
+/// succeed and the log holds them in the order they took effect.
 public final class Registry: Sendable {
     public let clock: any ServerClock
-    private let random: any RandomSource
+    public let log: WriteAheadLog
+    let random: any RandomSource
+    let logger: Logger
+    let trigger: SnapshotTrigger
     private let adminKey: SecretDigest
-    private let logger: Logger
-    private let projects = Mutex<[ProjectID: Project]>([:])
+    private let directory: Mutex<Directory>
 
-    public init(adminKey: String, clock: any ServerClock, random: any RandomSource, logger: Logger) {
+    struct Directory {
+        var projects: [ProjectID: Project] = [:]
+        var nextIncarnation: Incarnation = 1
+    }
+
+    init(adminKey: String, clock: any ServerClock, random: any RandomSource, logger: Logger, log: WriteAheadLog,
+         trigger: SnapshotTrigger, projects: [Project], nextIncarnation: Incarnation)
+    {
         self.adminKey = SecretDigest(secret: adminKey)
         self.clock = clock
         self.random = random
         self.logger = logger
+        self.log = log
+        self.trigger = trigger
+        var directory = Directory(nextIncarnation: nextIncarnation)
+        for project in projects { directory.projects[project.id] = project }
+        self.directory = Mutex(directory)
     }
 
     // MARK: Authentication
@@ -71,49 +87,99 @@ public final class Registry: Sendable {
     // MARK: Directory
 
     public func project(_ id: ProjectID) -> Project? {
-        projects.withLock { $0[id] }
+        directory.withLock { $0.projects[id] }
     }
 
-    public var projectCount: Int { projects.withLock { $0.count } }
+    public var projectCount: Int { directory.withLock { $0.projects.count } }
+
+    /// Every project, ordered by id.
+    public func allProjects() -> [Project] {
+        directory.withLock { Array($0.projects.values) }.sorted { $0.id < $1.id }
+    }
+
+    /// The largest incarnation given so far plus one, for the manifest.
+    var nextIncarnation: Incarnation { directory.withLock { $0.nextIncarnation } }
 
     /// Creates a project with fresh keys; an existing id is `conflict`.
-    public func createProject(id: ProjectID, name: String?) throws(GatehouseError) -> (Project, ProjectKeys) {
+    public func createProject(id: ProjectID, name: String?) throws(GatehouseError) -> Committed<(Project, ProjectKeys)> {
         let name = try ProjectState.validateName(name ?? id.rawValue)
         let keys = ProjectKeys(
             publicKey: KeyFormat.make(.public, project: id, random: random),
             secretKey: KeyFormat.make(.secret, project: id, random: random)
         )
         let state = ProjectState(id: id, name: name, createdMs: clock.nowMs(), keys: KeyDigests(keys))
-        let project = Project(state: state)
-        let inserted = projects.withLock { projects -> Bool in
-            guard projects[id] == nil else { return false }
-            projects[id] = project
-            return true
+        let result = directory.withLock { directory -> Result<(Project, LSN), GatehouseError> in
+            guard directory.projects[id] == nil else { return .failure(GatehouseError(.conflict, "project \(id) exists already")) }
+            let incarnation = directory.nextIncarnation
+            let lsn: LSN
+            do throws(GatehouseError) {
+                lsn = try log.appendMappingErrors(RuntimeRecord.projectCreated(incarnation, state).logRecord)
+            } catch {
+                return .failure(error)
+            }
+            directory.nextIncarnation += 1
+            let project = Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, log: log, checkpoints: trigger)
+            directory.projects[id] = project
+            return .success((project, lsn))
         }
-        guard inserted else { throw GatehouseError(.conflict, "project \(id) exists already") }
+        let (project, lsn) = try result.get()
         logger.info("project.created", metadata: ["project": "\(id)"])
-        return (project, keys)
-    }
-
-    /// Every project, ordered by id.
-    public func allProjects() -> [Project] {
-        projects.withLock { Array($0.values) }.sorted { $0.id < $1.id }
+        return Committed((project, keys), lsn: lsn)
     }
 
     /// Deletes a project and all its data; its keys stop working at once.
-    public func deleteProject(_ id: ProjectID) throws(GatehouseError) {
-        let removed = projects.withLock { $0.removeValue(forKey: id) }
-        guard let removed else { throw .notFound("project \(id)") }
+    public func deleteProject(_ id: ProjectID) throws(GatehouseError) -> LSN {
+        let result = directory.withLock { directory -> Result<(Project, LSN), GatehouseError> in
+            guard let project = directory.projects[id] else { return .failure(.notFound("project \(id)")) }
+            do throws(GatehouseError) {
+                let lsn = try log.appendMappingErrors(RuntimeRecord.projectDeleted(project.incarnation).logRecord)
+                directory.projects[id] = nil
+                return .success((project, lsn))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (removed, lsn) = try result.get()
         removed.published.markDeleted()
         logger.info("project.deleted", metadata: ["project": "\(id)"])
+        return lsn
     }
 
     /// Replaces one of a project's keys and answers the new key (the only time it is shown; the
     /// server keeps its digest). The other key is untouched and, being stored as a digest, unknown.
-    public func rotateKey(of id: ProjectID, kind: KeyKind) async throws(GatehouseError) -> String {
+    public func rotateKey(of id: ProjectID, kind: KeyKind) async throws(GatehouseError) -> Committed<String> {
         guard let project = project(id) else { throw .notFound("project \(id)") }
-        let key = await project.rotateKey(kind, random: random)
+        let key = try await project.rotateKey(kind, random: random)
         logger.info("project.key_rotated", metadata: ["project": "\(id)", "which": "\(kind.rawValue)"])
         return key
+    }
+
+    /// Installs a restored project under `id` in place of `expectedLive` (the project the
+    /// caller froze, or `nil` when there was none) and logs the restore in the same step. The
+    /// state's snapshot is already on disk in `snapshotFile`.
+    func installRestored(
+        id: ProjectID, replacing expectedLive: Project?, snapshotFile: String,
+        makeProject: (Incarnation, LSN) -> Project
+    ) throws(GatehouseError) -> (project: Project, lsn: LSN) {
+        let result = directory.withLock { directory -> Result<(Project, Project?, LSN), GatehouseError> in
+            let live = directory.projects[id]
+            guard live === expectedLive else {
+                return .failure(GatehouseError(.conflict, "project \(id) changed while it was being restored; try again"))
+            }
+            let incarnation = directory.nextIncarnation
+            let record = RuntimeRecord.projectRestored(incarnation, snapshotFile: snapshotFile, replacing: live?.incarnation)
+            do throws(GatehouseError) {
+                let lsn = try log.appendMappingErrors(record.logRecord)
+                directory.nextIncarnation += 1
+                let project = makeProject(incarnation, lsn)
+                directory.projects[id] = project
+                return .success((project, live, lsn))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (project, replaced, lsn) = try result.get()
+        replaced?.published.markDeleted()
+        return (project, lsn)
     }
 }

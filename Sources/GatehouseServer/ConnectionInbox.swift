@@ -1,3 +1,5 @@
+import GatehouseRuntime
+import GatehouseStorage
 import GatehouseWire
 import Synchronization
 
@@ -35,11 +37,18 @@ final class ConnectionInbox: Sendable {
         }
     }
 
+    /// Each request runs to its answer before the next starts, but the next does not wait for
+    /// the first one's fsync: answers wait for durability on their own, so a pipelined batch of
+    /// writes shares one group commit.
     private func drain() async {
         while let batch = takeBatch() {
             for job in batch {
-                let answer = await core.run(job.request, session: job.session)
-                job.done(answer)
+                let (answer, durableAt) = await core.run(job.request, session: job.session)
+                if let durableAt {
+                    core.engine.log.whenDurable(durableAt) { job.done(answer) }
+                } else {
+                    job.done(answer)
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 import GatehouseBase
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -85,5 +86,46 @@ extension String {
         while let first = view.first, set.contains(first) { view.removeFirst() }
         while let last = view.last, set.contains(last) { view.removeLast() }
         return String(view)
+    }
+}
+
+extension DataDirectory {
+    /// Takes `<data-dir>/LOCK` so a second server (or `gatehouse tenant export`) on the same
+    /// directory refuses to start instead of writing the same log.
+    func lock() throws(GatehouseStartupError) -> DataDirectoryLock {
+        let lockPath = path + "/LOCK"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw GatehouseStartupError("cannot open \(lockPath): \(SystemError("open", errno: errno))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw GatehouseStartupError("\(path) is in use by another gatehouse process (\(lockPath) is locked)")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pwrite(fd, pid, pid.count, 0)
+        return DataDirectoryLock(descriptor: fd)
+    }
+}
+
+/// The held lock on a data directory; released by ``release()``, when dropped, or when the
+/// process ends.
+final class DataDirectoryLock: Sendable {
+    private let descriptor: Mutex<Int32?>
+
+    init(descriptor: Int32) {
+        self.descriptor = Mutex(descriptor)
+    }
+
+    deinit {
+        release()
+    }
+
+    func release() {
+        guard let fd = descriptor.withLock({ value -> Int32? in
+            defer { value = nil }
+            return value
+        }) else { return }
+        _ = flock(fd, LOCK_UN)
+        _ = close(fd)
     }
 }

@@ -1,8 +1,12 @@
 public import GatehouseBase
 import GatehouseCore
 public import GatehousePosix
-import GatehouseRuntime
+public import GatehouseRuntime
+import GatehouseStorage
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The Gatehouse server: listens, runs the event loops, and owns the projects.
 ///
@@ -14,7 +18,10 @@ public final class Server: Sendable {
     public let address: HostPort
     /// Where the admin key came from, for the start-up message.
     public let adminKeySource: AdminKeySource
+    /// The projects and the log behind them, recovered from the data directory at start.
+    public let engine: Engine
     private let core: ServerCore
+    private let dataLock: DataDirectoryLock
     private let loops: [ServerLoop]
     private let acceptor: Acceptor
     private let state = Mutex(State.running)
@@ -31,12 +38,14 @@ public final class Server: Sendable {
         case file(path: String, generated: Bool)
     }
 
-    /// Prepares the data directory and admin key, binds the listening socket and starts serving.
+    /// Prepares the data directory and admin key, recovers the projects from disk, binds the
+    /// listening socket and starts serving.
     public init(configuration: ServerConfiguration, logger: Logger, random: any RandomSource = SystemRandomSource())
         throws(GatehouseStartupError)
     {
         self.configuration = configuration
         let directory = try DataDirectory.prepare(configuration.dataDirectory)
+        dataLock = try directory.lock()
         let adminKey: String
         if let given = configuration.adminKey {
             adminKey = given
@@ -48,8 +57,10 @@ public final class Server: Sendable {
         }
         let systemClock = SystemServerClock()
         let manualClock = configuration.testClock ? ManualServerClock(startMs: systemClock.nowMs()) : nil
-        let registry = Registry(adminKey: adminKey, clock: manualClock ?? systemClock, random: random, logger: logger)
-        let core = ServerCore(configuration: configuration, registry: registry, manualClock: manualClock, logger: logger)
+        let engine = try Self.openEngine(configuration, adminKey: adminKey, clock: manualClock ?? systemClock,
+                                         random: random, logger: logger)
+        self.engine = engine
+        let core = ServerCore(configuration: configuration, engine: engine, manualClock: manualClock, logger: logger)
         self.core = core
 
         let listener: Socket
@@ -57,6 +68,7 @@ public final class Server: Sendable {
             listener = try Socket.listen(on: SocketAddress.resolve(configuration.listen))
             address = try listener.localAddress().hostPort
         } catch {
+            Task { await engine.close() }
             throw GatehouseStartupError("cannot listen on \(configuration.listen): \(error)")
         }
         var loops: [ServerLoop] = []
@@ -75,6 +87,36 @@ public final class Server: Sendable {
             "address": "\(address)", "fsync": "\(configuration.fsync.rawValue)",
             "data_dir": "\(configuration.dataDirectory)", "test_clock": "\(configuration.testClock)",
         ])
+    }
+
+    private static func openEngine(
+        _ configuration: ServerConfiguration, adminKey: String, clock: any ServerClock, random: any RandomSource, logger: Logger
+    ) throws(GatehouseStartupError) -> Engine {
+        var wal = WALOptions(policy: configuration.fsync)
+        wal.segmentBytes = configuration.walSegmentBytes
+        wal.diskReserveBytes = configuration.diskReserveBytes ?? 2 * configuration.walSegmentBytes
+        var options = EngineOptions(wal: wal)
+        options.snapshotAfterLoggedBytes = configuration.snapshotAfterLoggedBytes
+        let exitOnFailure = configuration.exitOnStorageFailure
+        do {
+            return try Engine.open(
+                dataDirectory: configuration.dataDirectory, fileSystem: configuration.fileSystem, options: options,
+                adminKey: adminKey, clock: clock, random: random, logger: logger
+            ) { error in
+                // fsyncgate: memory may now hold changes that never reached the disk. Stop at once,
+                // answer nothing more; the next start recovers from what is on disk.
+                logger.critical("wal.failed", metadata: ["error": "\(error)"])
+                if exitOnFailure { _exit(GatehouseCommand.ExitCode.storageFailure) }
+            }
+        } catch {
+            let directory = configuration.dataDirectory
+            throw GatehouseStartupError(
+                "cannot recover \(directory): \(error)\n"
+                    + "The server did not start. `gatehouse wal verify --data-dir=\(directory)` shows the damage; "
+                    + "`gatehouse wal repair --data-dir=\(directory)` backs the log up and cuts it there "
+                    + "(docs/operations.md, \"Recovering\")."
+            )
+        }
     }
 
     private func start() {
@@ -126,6 +168,8 @@ public final class Server: Sendable {
         for serverLoop in loops {
             serverLoop.loop.waitUntilStopped()
         }
+        await engine.close()
+        dataLock.release()
         core.logger.info("server.stopped")
         state.withLock { $0 = .stopped }
         let waiters = stopped.withLock { waiters -> [CheckedContinuation<Void, Never>] in

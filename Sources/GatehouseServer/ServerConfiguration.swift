@@ -1,16 +1,6 @@
 public import GatehouseBase
 public import GatehousePosix
-
-/// When a write's answer may go out, relative to its log record reaching the disk
-/// (DESIGN.md, "Durability and recovery").
-public enum FsyncPolicy: String, Sendable, CaseIterable {
-    /// fdatasync before answering, shared by a group of writes. The default.
-    case always
-    /// Answer after write(2); fdatasync about once a second.
-    case everysec
-    /// Never fdatasync; for benchmarks only.
-    case none
-}
+public import GatehouseStorage
 
 /// Everything `gatehouse serve` can be told, with the defaults a newcomer gets.
 public struct ServerConfiguration: Sendable {
@@ -18,7 +8,9 @@ public struct ServerConfiguration: Sendable {
     public var listen = HostPort(host: "127.0.0.1", port: 7411)
     /// The operator's key. `nil`: read `<data-dir>/admin.key`, generating it on first start.
     public var adminKey: String?
-    public var fsync = FsyncPolicy.always
+    /// When a write's answer may go out relative to its log record reaching the disk:
+    /// `always` (fdatasync first, shared by a group of writes), `everysec`, `none`.
+    public var fsync = DurabilityPolicy.always
     /// The longest request line accepted, terminator excluded (PROTOCOL.md: default 1 MiB).
     public var lineBytesMax = 1 << 20
     public var connectionsMax = 10_000
@@ -41,6 +33,18 @@ public struct ServerConfiguration: Sendable {
     public var ioThreads = 1
     /// How long SIGTERM waits for in-flight answers before closing connections anyway.
     public var shutdownGrace: Duration = .seconds(10)
+
+    /// Size of a log segment file.
+    public var walSegmentBytes = 64 << 20
+    /// Free disk space under which writes are refused (`read_only`); `nil`: two segments.
+    public var diskReserveBytes: Int?
+    /// Payload bytes a project may log before it is snapshotted on its own.
+    public var snapshotAfterLoggedBytes = 64 << 20
+    /// The file system under the data directory (tests put a faulty one here).
+    public var fileSystem: any FileSystem = NativeFileSystem()
+    /// On a failed log write or fsync, stop the process at once with exit code 4 (fail-stop).
+    /// Only in-process tests turn this off; the server then refuses every write instead.
+    public var exitOnStorageFailure = true
 
     public init() {}
 }

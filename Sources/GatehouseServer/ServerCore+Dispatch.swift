@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseRuntime
+import GatehouseStorage
 import GatehouseWire
 
 /// What became of a request line read on the loop thread.
@@ -41,24 +42,25 @@ extension ServerCore {
         }
     }
 
-    /// Runs a deferred request, in order with the connection's others.
-    func run(_ request: Request, session: Session) async -> [UInt8] {
+    /// Runs a deferred request, in order with the connection's others. Answers its bytes and
+    /// the log position that must be durable before they are sent.
+    func run(_ request: Request, session: Session) async -> (answer: [UInt8], durableAt: LSN?) {
         guard let operation = operations[request.op] else {
-            return Answer.failure(id: request.id, unknownOp(request.op))
+            return (Answer.failure(id: request.id, unknownOp(request.op)), nil)
         }
         do {
-            let result: JSONObject
+            let reply: Reply
             switch operation.body {
             case .session(let body):
-                result = try body(request, session, self)
+                reply = Reply(try body(request, session, self))
             case .inline(let body):
-                result = try body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+                reply = Reply(try body(OperationContext(request: request, principal: try authorize(operation, session), core: self)))
             case .async(let body):
-                result = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+                reply = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
             }
-            return Answer.success(id: request.id, result)
+            return (Answer.success(id: request.id, reply.result), reply.durableAt)
         } catch {
-            return Answer.failure(id: request.id, error)
+            return (Answer.failure(id: request.id, error), nil)
         }
     }
 

@@ -11,6 +11,12 @@ public struct SecretDigest: Sendable, Hashable, CustomStringConvertible, CustomD
         bytes = SHA256.hash(secret)
     }
 
+    /// A digest read back from storage: exactly 32 bytes, else nil.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == SHA256.byteCount else { return nil }
+        self.bytes = bytes
+    }
+
     /// A digest stored as 64 hex digits (configuration files keep digests, not secrets);
     /// nil unless `hex` is exactly that.
     public init?(hex: String) {

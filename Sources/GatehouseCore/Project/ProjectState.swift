@@ -2,7 +2,7 @@ public import GatehouseBase
 
 /// Everything a project holds, as a plain value. The project's actor owns one; rules are
 /// methods on it that take time and randomness as inputs, so they run the same in tests.
-public struct ProjectState: Sendable {
+public struct ProjectState: Sendable, Equatable {
     public let id: ProjectID
     public private(set) var name: String
     public let createdMs: Int64
@@ -17,14 +17,39 @@ public struct ProjectState: Sendable {
     public private(set) var configCursor: UInt64
 
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
+        self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
+                  config: .empty, sequence: 0, configCursor: 0)
+    }
+
+    /// Every stored field, for loading a snapshot.
+    public init(
+        id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests, keyGenerations: [KeyKind: UInt64],
+        config: ProjectConfig, sequence: UInt64, configCursor: UInt64
+    ) {
         self.id = id
         self.name = name
         self.createdMs = createdMs
         self.keys = keys
-        self.keyGenerations = [.public: 1, .secret: 1]
-        self.config = .empty
-        self.sequence = 0
-        self.configCursor = 0
+        self.keyGenerations = keyGenerations
+        self.config = config
+        self.sequence = sequence
+        self.configCursor = configCursor
+    }
+
+    /// The same tenant under another id with other keys (a clone by `tenant.restore`).
+    public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
+        ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
+                     keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor)
+    }
+
+    /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence
+    /// jumps past both, and everything counts as changed, so no client's cursor can go back or
+    /// miss the restore.
+    public func continuing(after liveSequence: UInt64) -> ProjectState {
+        var copy = self
+        copy.sequence = max(sequence, liveSequence) + 1
+        copy.configCursor = copy.sequence
+        return copy
     }
 
     /// A change to a project, the unit the log records and replays.

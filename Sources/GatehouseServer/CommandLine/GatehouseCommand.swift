@@ -13,8 +13,11 @@ public enum GatehouseCommand {
         public static let failure: Int32 = 1
         /// The command line was wrong.
         public static let usage: Int32 = 2
-        /// The server would not start (data directory, address in use), or could not be reached.
+        /// The server would not start (data directory, damaged log, address in use), or could not be reached.
         public static let unavailable: Int32 = 3
+        /// A write or fsync of the log failed: the server stopped at once (fail-stop); restart it
+        /// once the disk is healthy and it recovers from what reached the disk.
+        public static let storageFailure: Int32 = 4
     }
 
     public static func main(_ arguments: [String]) async -> Int32 {
@@ -27,6 +30,8 @@ public enum GatehouseCommand {
         case "serve": return await ServeCommand.run(rest)
         case "call": return CallCommand.run(rest)
         case "project": return ProjectCommand.run(rest)
+        case "tenant": return await TenantCommand.run(rest)
+        case "wal": return WALCommand.run(rest)
         case "-h", "--help", "help":
             print(overview)
             return ExitCode.success
@@ -48,6 +53,8 @@ public enum GatehouseCommand {
           serve      run the server (defaults: ./gatehouse-data, 127.0.0.1:7411)
           call       send JSON requests to a server and print the answers
           project    create, list, get, delete projects and rotate their keys
+          tenant     snapshot and restore tenants (export one from a stopped server)
+          wal        verify, dump or repair the write-ahead log of a stopped server
           version    print the version
 
         `gatehouse <command> --help` explains each command's options.

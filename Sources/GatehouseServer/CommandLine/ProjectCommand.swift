@@ -38,7 +38,16 @@ enum ProjectCommand {
             return GatehouseCommand.ExitCode.success
         }
         do {
-            let request = try request(for: parsed)
+            return send(try request(for: parsed), parsed)
+        } catch {
+            GatehouseCommand.printError(error.description)
+            return error.exitCode
+        }
+    }
+
+    /// Sends one admin request and prints its result (without `id` and `ok`) as one JSON object.
+    static func send(_ request: JSONObject, _ parsed: ParsedArguments) -> Int32 {
+        do {
             let client = try CommandClient.connect(parsed)
             let answer = try client.send(request)
             guard answer.ok, var result = answer.json else {

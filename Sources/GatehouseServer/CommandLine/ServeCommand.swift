@@ -1,5 +1,6 @@
 import GatehouseBase
 import GatehousePosix
+import GatehouseStorage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,7 +89,7 @@ enum ServeCommand {
             throw UsageError("the admin key must be at least 16 characters")
         }
         if let fsync = parsed.value("fsync") {
-            guard let policy = FsyncPolicy(rawValue: fsync) else { throw UsageError("--fsync must be always, everysec or none") }
+            guard let policy = DurabilityPolicy(rawValue: fsync) else { throw UsageError("--fsync must be always, everysec or none") }
             configuration.fsync = policy
         }
         configuration.lineBytesMax = try integer(parsed, "max-line-bytes", 64...(256 << 20)) ?? configuration.lineBytesMax

@@ -1,85 +1,53 @@
 import GatehouseCore
+import GatehousePosix
 import GatehouseRuntime
 import GatehouseWire
-import GatehousePosix
 
-/// The operator's ops (PROTOCOL.md, "Operators"), run with the admin key.
+/// The operator's project ops (PROTOCOL.md, "Operators"), run with the admin key.
 enum AdminOperations {
-    static let all: [Operation] = [create, list, get, delete, rotateKeys, stats, advanceClock]
+    static let all: [Operation] = [create, list, get, delete, rotateKeys] + ServerOperations.all + TenantOperations.all
 
     static let create = Operation(name: "project.create", roles: [.admin], body: .async { context throws(GatehouseError) in
         let id = try ProjectID(validating: context.fields.string("project"))
         let name = try context.fields.optionalString("name")
-        let (project, keys) = try context.core.registry.createProject(id: id, name: name)
-        return [
-            "project": await project.summary().json,
+        let created = try context.core.registry.createProject(id: id, name: name)
+        let (project, keys) = created.value
+        return Reply([
+            "project": await project.summary().value.json,
             "keys": ["public": .string(keys.publicKey), "secret": .string(keys.secretKey)],
-        ]
+        ], after: created.lsn)
     })
 
     static let list = Operation(name: "project.list", roles: [.admin], body: .async { context throws(GatehouseError) in
         var projects: [JSONValue] = []
+        var newest: UInt64 = 0
         for project in context.core.registry.allProjects() {
-            projects.append(await project.summary().json)
+            let summary = await project.summary()
+            projects.append(summary.value.json)
+            newest = max(newest, summary.lsn)
         }
-        return ["projects": .array(projects)]
+        return Reply(["projects": .array(projects)], after: newest)
     })
 
     static let get = Operation(name: "project.get", roles: [.admin], body: .async { context throws(GatehouseError) in
-        let project = try existingProject(context)
-        return ["project": await project.summary().json]
+        let summary = await (try existingProject(context)).summary()
+        return Reply(["project": summary.value.json], after: summary.lsn)
     })
 
     static let delete = Operation(name: "project.delete", roles: [.admin], body: .async { context throws(GatehouseError) in
         let id = try ProjectID(validating: context.fields.string("project"))
-        try context.core.registry.deleteProject(id)
-        return ["deleted": true]
+        let lsn = try context.core.registry.deleteProject(id)
+        return Reply(["deleted": true], after: lsn)
     })
 
     static let rotateKeys = Operation(name: "project.rotate_keys", roles: [.admin], body: .async { context throws(GatehouseError) in
         let id = try ProjectID(validating: context.fields.string("project"))
         let kind = try context.fields.enumeration("which", KeyKind.self)
         let key = try await context.core.registry.rotateKey(of: id, kind: kind)
-        return ["keys": [kind.rawValue: .string(key)]]
+        return Reply(["keys": [kind.rawValue: .string(key.value)]], after: key.lsn)
     })
 
-    static let stats = Operation(name: "server.stats", roles: [.admin], body: .inline { context throws(GatehouseError) in
-        let core = context.core
-        let stats = core.stats
-        let uptimeNanoseconds = EventLoop.monotonicNanoseconds() - stats.startedNanoseconds
-        return [
-            "version": .string(GatehouseVersion.current),
-            "uptime_ms": .int(Int64(uptimeNanoseconds / 1_000_000)),
-            "time_ms": .int(core.clock.nowMs()),
-            "connections": [
-                "open": .int(stats.openConnections),
-                "accepted": .int(stats.acceptedConnections),
-                "rejected": .int(stats.rejectedConnections),
-                "max": .int(core.configuration.connectionsMax),
-            ],
-            "projects": .int(core.registry.projectCount),
-            "requests": .int(stats.requests),
-            "ops_per_second": .int(stats.requestsPerSecond),
-            "fsync": .string(core.configuration.fsync.rawValue),
-            // Until the write-ahead log lands, state lives in memory only: nothing is written.
-            "storage": "memory",
-            "wal_bytes": 0,
-            "last_snapshot_ms": nil,
-            "read_only": false,
-            "test_clock": .bool(core.manualClock != nil),
-        ]
-    })
-
-    /// Moves a `--test-clock` server's clock forward; without that flag it is `forbidden`.
-    static let advanceClock = Operation(name: "clock.advance", roles: [.admin], body: .inline { context throws(GatehouseError) in
-        guard let clock = context.core.manualClock else {
-            throw GatehouseError(.forbidden, "clock.advance needs a server started with --test-clock")
-        }
-        let milliseconds = try context.fields.int("ms", in: 0...(100 * 365 * 86_400_000))
-        return ["time_ms": .int(clock.advance(byMs: milliseconds))]
-    })
-
-    private static func existingProject(_ context: OperationContext) throws(GatehouseError) -> Project {
+    static func existingProject(_ context: OperationContext) throws(GatehouseError) -> Project {
         let id = try ProjectID(validating: context.fields.string("project"))
         guard let project = context.core.registry.project(id) else { throw .notFound("project \(id)") }
         return project

@@ -9,10 +9,11 @@ enum ConfigOperations {
     static let put = Operation(name: "config.put", roles: [.server], body: .async { context throws(GatehouseError) in
         let config = try ProjectConfig(json: context.fields.object("config").object)
         let installed = try await context.project.putConfig(config)
-        return ["config": installed.json]
+        return Reply(["config": installed.value.json], after: installed.lsn)
     })
 
     static let get = Operation(name: "config.get", roles: [.server, .sdk], body: .async { context throws(GatehouseError) in
-        ["config": await context.project.config().json]
+        let config = await context.project.config()
+        return Reply(["config": config.value.json], after: config.lsn)
     })
 }

@@ -1,5 +1,6 @@
 import GatehouseCore
 import GatehouseRuntime
+import GatehouseStorage
 import GatehouseWire
 
 /// One op of the protocol: its name, the roles that may run it, and how it runs.
@@ -14,7 +15,20 @@ struct Operation: Sendable {
         /// Cheap and lock-free enough to answer on the loop thread.
         case inline(@Sendable (OperationContext) throws(GatehouseError) -> JSONObject)
         /// Runs on the connection's inbox, typically inside a project's actor.
-        case async(@Sendable (OperationContext) async throws(GatehouseError) -> JSONObject)
+        case async(@Sendable (OperationContext) async throws(GatehouseError) -> Reply)
+    }
+}
+
+/// An answer, and the log position that must be durable before it may go out: the change it
+/// reports, or for a read the last change it reflects (DESIGN.md: no read shows a write that
+/// could still be lost).
+struct Reply: Sendable {
+    var result: JSONObject
+    var durableAt: LSN?
+
+    init(_ result: JSONObject, after lsn: LSN? = nil) {
+        self.result = result
+        self.durableAt = lsn
     }
 }
 

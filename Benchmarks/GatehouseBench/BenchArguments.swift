@@ -1,0 +1,133 @@
+import GatehousePosix
+import GatehouseServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the command line asked for, checked: anything wrong here is a usage error (exit 2).
+enum BenchMode {
+    case help(String)
+    case load(LoadOptions)
+    case micro(iterations: Int)
+    case smoke
+}
+
+struct LoadOptions: Sendable {
+    enum ServerChoice: Sendable {
+        case inProcess(InProcessServer.Settings)
+        case running(HostPort, adminKey: String)
+    }
+
+    let server: ServerChoice
+    let plan: LoadPlan
+    /// Create the project, print its keys and lineload arguments, and stop (keeps the project).
+    let setupOnly: Bool
+    let json: Bool
+}
+
+enum BenchArguments {
+    static func parse(_ arguments: [String]) throws(BenchFailure) -> BenchMode {
+        if arguments.first == "micro" {
+            return try parseMicro(Array(arguments.dropFirst()))
+        }
+        let parsed = try parse(arguments, with: loadParser)
+        if parsed.helpRequested { return .help(loadParser.helpText()) }
+        if parsed.flag("smoke") {
+            guard arguments.count == 1 else { throw .usage("--smoke takes no other options") }
+            return .smoke
+        }
+        return .load(try loadOptions(parsed))
+    }
+
+    private static func parseMicro(_ arguments: [String]) throws(BenchFailure) -> BenchMode {
+        let parsed = try parse(arguments, with: microParser)
+        if parsed.helpRequested { return .help(microParser.helpText()) }
+        return .micro(iterations: try integer(parsed, "iterations", default: 200_000, in: 1...1_000_000_000))
+    }
+
+    private static func loadOptions(_ parsed: ParsedArguments) throws(BenchFailure) -> LoadOptions {
+        let opName = parsed.value("op") ?? "ping"
+        guard let op = BenchOp.named(opName) else {
+            throw .usage("unknown op '\(opName)'; one of: \(BenchOp.all.map(\.name).joined(separator: ", "))")
+        }
+        let plan = LoadPlan(
+            op: op,
+            // The server's default connection limit.
+            connections: try integer(parsed, "connections", default: 50, in: 1...10_000),
+            // lineload's limit, and the server's default in-flight limit per connection.
+            pipeline: try integer(parsed, "pipeline", default: 1, in: 1...1_024),
+            warmup: try seconds(parsed, "warmup", default: 1, allowZero: true),
+            duration: try seconds(parsed, "duration", default: 5, allowZero: false),
+            threads: try integer(parsed, "threads", default: 1, in: 1...64)
+        )
+        return LoadOptions(
+            server: try serverChoice(parsed), plan: plan,
+            setupOnly: parsed.flag("setup-only"), json: parsed.flag("json")
+        )
+    }
+
+    private static func serverChoice(_ parsed: ParsedArguments) throws(BenchFailure) -> LoadOptions.ServerChoice {
+        guard let connect = parsed.value("connect") else {
+            if parsed.value("key") != nil {
+                throw .usage("--key needs --connect (the in-process server makes its own keys)")
+            }
+            if parsed.flag("setup-only") {
+                throw .usage("--setup-only needs --connect (an in-process server ends with the process)")
+            }
+            var settings = InProcessServer.Settings()
+            if let fsync = parsed.value("fsync") { settings.fsync = fsync }
+            if parsed.value("io-threads") != nil {
+                settings.ioThreads = try integer(parsed, "io-threads", default: 1, in: 1...64)
+            }
+            settings.parentDirectory = parsed.value("data-dir")
+            return .inProcess(settings)
+        }
+        for name in ["fsync", "io-threads", "data-dir"] where parsed.value(name) != nil {
+            throw .usage("--\(name) applies to the in-process server only; set it on the server you --connect to")
+        }
+        guard let address = HostPort(parsing: connect) else {
+            throw .usage("--connect must be HOST:PORT, got '\(connect)'")
+        }
+        guard let key = parsed.value("key") ?? environment("GATEHOUSE_ADMIN_KEY") else {
+            throw .usage("--connect needs the server's admin key: --key KEY or $GATEHOUSE_ADMIN_KEY")
+        }
+        return .running(address, adminKey: key)
+    }
+
+    // MARK: Values
+
+    private static func parse(_ arguments: [String], with parser: ArgumentParser) throws(BenchFailure) -> ParsedArguments {
+        do {
+            return try parser.parse(arguments)
+        } catch {
+            throw .usage("\(error)\n\(error.hint)")
+        }
+    }
+
+    private static func integer(_ parsed: ParsedArguments, _ name: String, default value: Int, in range: ClosedRange<Int>)
+        throws(BenchFailure) -> Int
+    {
+        guard let text = parsed.value(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw .usage("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return number
+    }
+
+    private static func seconds(_ parsed: ParsedArguments, _ name: String, default value: Double, allowZero: Bool)
+        throws(BenchFailure) -> Duration
+    {
+        let text = parsed.value(name)
+        let number = text.map { Double($0) } ?? value
+        guard let number, number.isFinite, allowZero ? number >= 0 : number > 0, number <= 86_400 else {
+            throw .usage("--\(name) must be a number of seconds\(allowZero ? "" : " above 0") up to 86400, got '\(text ?? "")'")
+        }
+        return .nanoseconds(Int64((number * 1e9).rounded()))
+    }
+
+    private static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+}

@@ -1,0 +1,79 @@
+import GatehouseServer
+
+/// The option tables and `--help` texts of both modes.
+extension BenchArguments {
+    static let loadParser = ArgumentParser(
+        command: "gatehouse-bench",
+        summary: loadSummary,
+        options: [
+            .value("connect", placeholder: "HOST:PORT", help: "use a running server instead of one in this process"),
+            .value("key", placeholder: "KEY", help: "that server's admin key (default: $GATEHOUSE_ADMIN_KEY)"),
+            .value("op", placeholder: "OP", help: "what to measure (default ping; see ops above)"),
+            .value("connections", placeholder: "N", help: "connections (default 50, at most 10000)"),
+            .value("pipeline", placeholder: "P", help: "requests in flight per connection (default 1, at most 1024)"),
+            .value("duration", placeholder: "SECONDS", help: "how long to measure (default 5; fractions allowed)"),
+            .value("warmup", placeholder: "SECONDS", help: "load before measuring, not counted (default 1)"),
+            .value("threads", placeholder: "N", help: "generator threads sharing the connections (default 1, as lineload)"),
+            .value("fsync", placeholder: "POLICY", help: "in-process server: always (default), everysec or none"),
+            .value("io-threads", placeholder: "N", help: "in-process server: event-loop threads (default: the server's)"),
+            .value("data-dir", placeholder: "DIR", help: "in-process server: make its temporary data directory here (default $TMPDIR or /tmp; a tmpfs makes fsync free)"),
+            .flag("setup-only", help: "with --connect: create the project, print its keys and lineload arguments, stop"),
+            .flag("json", help: "also print one JSON object on stdout (the human line goes to stderr)"),
+            .flag("smoke", help: "the CI check: micro briefly, then ping and config.get in-process (no other options)"),
+        ]
+    )
+
+    static let microParser = ArgumentParser(
+        command: "gatehouse-bench micro",
+        summary: """
+            Measures the wire layer in this process, without sockets: parsing a typical
+            100-byte request with JSONParser.parse and with Request(line:), writing an
+            answer with Answer.success, and LineFramer splitting 1,000 lines read in 64 KiB
+            chunks. Prints the median ns per op of five rounds after a warm-up, and the
+            best round. Each result is checked, so a broken parser fails the run (exit 1).
+            Build with -c release: a debug build's figures mean nothing.
+            """,
+        options: [
+            .value("iterations", placeholder: "N", help: "operations per measurement (default 200000; the framer does N/100 batches)"),
+        ]
+    )
+
+    private static var loadSummary: String {
+        let width = BenchOp.all.map(\.name.count).max() ?? 0
+        let ops = BenchOp.all.map { op in
+            let name = op.name + String(repeating: " ", count: width - op.name.count)
+            return "  \(name)  [\(op.key.rawValue) key] \(op.about)"
+        }
+        return """
+            Measures a Gatehouse server with a closed loop, like bench/lineload.c: each of N
+            connections keeps P requests in flight and sends the next one as each answer
+            arrives. Latency is from a request's write to its answer's read. Like lineload,
+            one generator thread serves every connection with epoll (--threads for more).
+
+            Without --connect it starts a server in this process (127.0.0.1, a free port, a
+            temporary data directory, --fsync); load and server then share the machine's
+            cores, so figures are indicative. With --connect it uses a running server, and
+            --key must be that server's admin key. Either way it creates a project
+            bench-<random> (config: entitlement pro, subscription pro_monthly granting it,
+            currency COINS, a default offering, the test store), says hello on every
+            connection with the key the op needs, and deletes the project at the end.
+
+            ops:
+            \(ops.joined(separator: "\n"))
+
+            Prints one line: requests, requests/s, latency p50 p90 p99 p99.9 max in
+            microseconds, and errors (answers with "ok":false). Answers during the warm-up
+            are not counted, but an error answer then still fails the run.
+
+            other modes:
+              gatehouse-bench micro [--iterations N]   ns/op of parsing, answering, framing
+              gatehouse-bench --smoke                  what CI runs: micro briefly, then
+                                                       ping and config.get in-process, 4
+                                                       connections x pipeline 4, 1 s each;
+                                                       checks the tool works, asserts no speed
+
+            exit codes: 0 ok; 1 failure (error answers, nothing completed, server
+            unreachable or wrong key); 2 usage.
+            """
+    }
+}

@@ -1,0 +1,113 @@
+import GatehousePosix
+import GatehouseWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What to measure: an op, how many connections, how deep each pipeline, for how long, and
+/// how many generator threads share the connections.
+struct LoadPlan: Sendable {
+    let op: BenchOp
+    let connections: Int
+    let pipeline: Int
+    let warmup: Duration
+    let duration: Duration
+    let threads: Int
+}
+
+/// The load mode from start to end. Blocking throughout: run it on a thread of its own
+/// (``BenchThreads/detached(_:)``), never on the concurrency pool.
+enum LoadRun {
+    /// Creates the bench project, measures, and deletes the project again.
+    static func run(_ plan: LoadPlan, on target: BenchTarget) -> Result<LoadReport, BenchFailure> {
+        let project: BenchProject
+        do {
+            project = try BenchSetup.createProject(on: target)
+        } catch {
+            return .failure(error)
+        }
+        defer { BenchSetup.deleteProject(project, on: target) }
+        do {
+            return .success(try measure(plan, project: project, on: target))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func measure(_ plan: LoadPlan, project: BenchProject, on target: BenchTarget) throws(BenchFailure) -> LoadReport {
+        let key = project.key(plan.op.key, adminKey: target.adminKey)
+        // The sessions own the sockets: they stay open until every loop has stopped.
+        var sessions: [BenchSession] = []
+        defer { for session in sessions { session.close() } }
+        var templates: [RequestTemplate] = []
+        // Sequential: setup is not what is measured, and it keeps a failure's message simple.
+        for _ in 0..<plan.connections {
+            let session = try BenchSession(connectingTo: target.address)
+            sessions.append(session)
+            templates.append(try prepare(session, op: plan.op, key: key))
+        }
+        let loops = try makeLoops(count: min(plan.threads, plan.connections))
+        let timeline = LoadTimeline(warmup: plan.warmup, duration: plan.duration)
+        let tallies = loops.map { _ in LoadTally() }
+        let connections = sessions.indices.map { index in
+            LoadConnection(
+                loop: loops[index % loops.count], tally: tallies[index % loops.count],
+                descriptor: sessions[index].client.socket.descriptor,
+                template: templates[index], pipeline: plan.pipeline, index: index, connections: plan.connections,
+                timeline: timeline
+            )
+        }
+        for connection in connections {
+            connection.loop.execute { connection.start() }
+        }
+        sleep(until: timeline.endNanoseconds)
+        // Connections stop themselves at the first answer after the end; these stop the ones a
+        // silent server left waiting.
+        for connection in connections {
+            connection.loop.execute { connection.finish() }
+        }
+        for loop in loops {
+            loop.stop()
+            loop.waitUntilStopped()
+        }
+        let results = tallies.map(\.counts)
+        if let failure = results.lazy.compactMap(\.failure).first {
+            throw BenchFailure(failure)
+        }
+        return LoadReport(plan: plan, target: target, timeline: timeline, results: results)
+    }
+
+    /// `hello` with the op's key, then the op's own setup; answers the request to repeat.
+    private static func prepare(_ session: BenchSession, op: BenchOp, key: String) throws(BenchFailure) -> RequestTemplate {
+        try session.hello(key)
+        var variables = try op.setup?(session) ?? [:]
+        variables["key"] = .string(key)
+        let template = try RequestTemplate(op.request, variables: variables)
+        session.client.socket.setNonBlocking()
+        return template
+    }
+
+    private static func makeLoops(count: Int) throws(BenchFailure) -> [EventLoop] {
+        var loops: [EventLoop] = []
+        for index in 0..<count {
+            do {
+                loops.append(try EventLoop(name: "load-\(index)"))
+            } catch {
+                throw BenchFailure("cannot create a generator event loop: \(error)")
+            }
+        }
+        // Started only once all exist, so a failure above leaves no thread behind.
+        for loop in loops { loop.start() }
+        return loops
+    }
+
+    private static func sleep(until deadline: UInt64) {
+        while true {
+            let now = LoadTimeline.now()
+            guard now < deadline else { return }
+            let remaining = deadline - now
+            var request = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+            _ = nanosleep(&request, nil)
+        }
+    }
+}

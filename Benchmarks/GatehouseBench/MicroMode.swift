@@ -1,0 +1,20 @@
+/// `gatehouse-bench micro`: runs ``MicroBenchmarks`` and prints one line each.
+enum MicroMode {
+    static func run(iterations: Int) -> Int32 {
+        warnIfDebugBuild()
+        return measure(iterations: iterations) ?? BenchExitCode.success
+    }
+
+    /// Prints each result as it comes; answers the exit code of a failure, or nil.
+    static func measure(iterations: Int) -> Int32? {
+        for benchmark in MicroBenchmarks.all() {
+            do {
+                print(try MicroBenchmarks.measure(benchmark, iterations: iterations).line)
+            } catch {
+                printError("error: \(error)")
+                return error.exitCode
+            }
+        }
+        return nil
+    }
+}

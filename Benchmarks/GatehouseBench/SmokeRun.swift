@@ -1,0 +1,33 @@
+/// `--smoke`, what CI runs on a debug build: every part of the tool once, briefly. It fails on
+/// anything broken (a wrong micro checksum, an error answer, nothing completed) and never on
+/// speed, which a debug build on a shared CI machine cannot tell us anything about.
+enum SmokeRun {
+    private static let microIterations = 2_000
+    private static let ops = ["ping", "config.get"]
+
+    static func run() async -> Int32 {
+        print("smoke: micro, \(microIterations) iterations")
+        if let failure = MicroMode.measure(iterations: microIterations) { return failure }
+
+        let server: InProcessServer
+        do {
+            server = try InProcessServer.start(InProcessServer.Settings())
+        } catch {
+            printError("error: \(error)")
+            return error.exitCode
+        }
+        var status = BenchExitCode.success
+        for name in ops {
+            guard let op = BenchOp.named(name) else { preconditionFailure("smoke op \(name) is not in BenchOp.all") }
+            let plan = LoadPlan(op: op, connections: 4, pipeline: 4, warmup: .milliseconds(200), duration: .seconds(1),
+                                threads: 1)
+            let target = server.target
+            let result = await BenchThreads.detached { LoadRun.run(plan, on: target) }
+            let code = LoadMode.report(result, json: false)
+            if code != BenchExitCode.success { status = code }
+        }
+        await server.stop()
+        print(status == BenchExitCode.success ? "smoke: ok" : "smoke: FAILED")
+        return status
+    }
+}

@@ -1,0 +1,139 @@
+/// Reads what ``ByteWriter`` wrote. Every read is bounds-checked and throws
+/// ``ByteReaderError`` instead of trapping, because the bytes come from disk and may be damaged.
+public struct ByteReader {
+    private let bytes: [UInt8]
+    public private(set) var offset: Int
+    private let end: Int
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        self.offset = 0
+        self.end = bytes.count
+    }
+
+    public init(_ bytes: ArraySlice<UInt8>) {
+        self.init(Array(bytes))
+    }
+
+    public var remaining: Int { end - offset }
+    public var isAtEnd: Bool { offset == end }
+
+    public mutating func readUInt8() throws(ByteReaderError) -> UInt8 {
+        guard offset < end else { throw ByteReaderError.truncated(at: offset) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func readBool() throws(ByteReaderError) -> Bool {
+        switch try readUInt8() {
+        case 0: return false
+        case 1: return true
+        default: throw ByteReaderError.invalid("boolean", at: offset - 1)
+        }
+    }
+
+    public mutating func readUInt16() throws(ByteReaderError) -> UInt16 {
+        UInt16(truncatingIfNeeded: try readFixed(2))
+    }
+
+    public mutating func readUInt32() throws(ByteReaderError) -> UInt32 {
+        UInt32(truncatingIfNeeded: try readFixed(4))
+    }
+
+    public mutating func readUInt64() throws(ByteReaderError) -> UInt64 {
+        try readFixed(8)
+    }
+
+    private mutating func readFixed(_ width: Int) throws(ByteReaderError) -> UInt64 {
+        guard remaining >= width else { throw ByteReaderError.truncated(at: offset) }
+        var value: UInt64 = 0
+        for index in 0..<width {
+            value |= UInt64(bytes[offset + index]) << (8 * index)
+        }
+        offset += width
+        return value
+    }
+
+    public mutating func readVarUInt() throws(ByteReaderError) -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let start = offset
+            let byte = try readUInt8()
+            guard shift < 64, shift < 63 || byte <= 1 else { throw ByteReaderError.invalid("varint", at: start) }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+
+    public mutating func readVarInt() throws(ByteReaderError) -> Int64 {
+        let raw = try readVarUInt()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    /// A varint that must fit an `Int` count or length no larger than what is left to read.
+    public mutating func readCount(maximum: Int = Int.max) throws(ByteReaderError) -> Int {
+        let start = offset
+        let raw = try readVarUInt()
+        guard raw <= UInt64(min(maximum, Int.max)) else { throw ByteReaderError.invalid("count", at: start) }
+        return Int(raw)
+    }
+
+    public mutating func readBytes() throws(ByteReaderError) -> [UInt8] {
+        let start = offset
+        let count = try readCount()
+        guard count <= remaining else { throw ByteReaderError.truncated(at: start) }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    public mutating func readString() throws(ByteReaderError) -> String {
+        let start = offset
+        let raw = try readBytes()
+        guard let string = String(validating: raw, as: UTF8.self) else { throw ByteReaderError.invalid("UTF-8 string", at: start) }
+        return string
+    }
+
+    public mutating func readOptional<T>(_ read: (inout ByteReader) throws(ByteReaderError) -> T) throws(ByteReaderError) -> T? {
+        guard try readBool() else { return nil }
+        return try read(&self)
+    }
+
+    /// A varint count, then that many elements. Each element takes at least one byte, so a
+    /// damaged count cannot make us reserve more than the input could hold.
+    public mutating func readArray<T>(_ read: (inout ByteReader) throws(ByteReaderError) -> T) throws(ByteReaderError) -> [T] {
+        let start = offset
+        let count = try readCount()
+        guard count <= remaining else { throw ByteReaderError.truncated(at: start) }
+        var result: [T] = []
+        result.reserveCapacity(count)
+        for _ in 0..<count { result.append(try read(&self)) }
+        return result
+    }
+
+    /// Exactly `count` raw bytes (fixed-size fields).
+    public mutating func readRaw(_ count: Int) throws(ByteReaderError) -> [UInt8] {
+        guard count >= 0, remaining >= count else { throw ByteReaderError.truncated(at: offset) }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    /// Fails unless every byte was read: trailing bytes mean the reader and writer disagree.
+    public func expectEnd() throws(ByteReaderError) {
+        guard isAtEnd else { throw ByteReaderError.invalid("trailing bytes", at: offset) }
+    }
+}
+
+/// Damaged or misread binary data.
+public enum ByteReaderError: Error, Sendable, Equatable, CustomStringConvertible {
+    case truncated(at: Int)
+    case invalid(String, at: Int)
+
+    public var description: String {
+        switch self {
+        case .truncated(let offset): "data ends early at byte \(offset)"
+        case .invalid(let what, let offset): "invalid \(what) at byte \(offset)"
+        }
+    }
+}

@@ -1,0 +1,226 @@
+public import GatehouseBase
+public import GatehouseCore
+public import GatehouseStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings of the runtime's storage side.
+public struct EngineOptions: Sendable {
+    public var wal: WALOptions
+    /// Payload bytes a project may log before it is snapshotted on its own.
+    public var snapshotAfterLoggedBytes = 64 << 20
+    /// Log bytes on disk past which the project holding the oldest segment is snapshotted, so
+    /// one cold project cannot keep the whole log alive.
+    public var walBytesCap = 1 << 30
+
+    public init(wal: WALOptions) {
+        self.wal = wal
+    }
+}
+
+/// The runtime as the server sees it: the projects, the log behind them, and the checkpointer.
+/// ``open(dataDirectory:fileSystem:options:adminKey:clock:random:logger:onFatal:)`` recovers the
+/// state from disk before anything is served.
+public final class Engine: Sendable {
+    public let registry: Registry
+    public let checkpointer: Checkpointer
+    public let log: WriteAheadLog
+    public let report: RecoveryReport
+    let paths: DataPaths
+    let fileSystem: any FileSystem
+    let io: BlockingIO
+
+    init(registry: Registry, checkpointer: Checkpointer, log: WriteAheadLog, report: RecoveryReport, paths: DataPaths,
+         fileSystem: any FileSystem, io: BlockingIO)
+    {
+        self.registry = registry
+        self.checkpointer = checkpointer
+        self.log = log
+        self.report = report
+        self.paths = paths
+        self.fileSystem = fileSystem
+        self.io = io
+    }
+
+    /// Loads the newest good snapshots named by the manifest, replays the log after them, and
+    /// answers a running engine. Damage it must not guess at throws, naming the file.
+    public static func open(
+        dataDirectory: String, fileSystem: any FileSystem, options: EngineOptions, adminKey: String,
+        clock: any ServerClock, random: any RandomSource, logger: Logger,
+        onFatal: @escaping @Sendable (StorageError) -> Void
+    ) throws -> Engine {
+        let paths = DataPaths(root: dataDirectory)
+        for directory in [paths.wal, paths.snapshots, paths.exports] {
+            try ensureDirectory(directory, fileSystem: fileSystem)
+        }
+        let manifest = try ManifestFile.read(directory: paths.root, fileSystem: fileSystem)
+        var recovery = try RecoveryState(manifest: manifest, paths: paths, fileSystem: fileSystem, logger: logger)
+        let (log, report) = try WriteAheadLog.open(
+            directory: paths.wal, fileSystem: fileSystem, options: options.wal,
+            replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal
+        ) { lsn, record in
+            try recovery.apply(lsn: lsn, record: record)
+        }
+        let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
+        let projects = try recovery.projects(log: log, trigger: trigger)
+        let registry = Registry(adminKey: adminKey, clock: clock, random: random, logger: logger, log: log,
+                                trigger: trigger, projects: projects, nextIncarnation: recovery.nextIncarnation)
+        let io = BlockingIO(label: "gatehouse.snapshot-io")
+        let checkpointer = Checkpointer(paths: paths, fileSystem: fileSystem, log: log, registry: registry, io: io,
+                                        logger: logger, retained: recovery.retained, walBytesCap: options.walBytesCap)
+        trigger.install { [weak checkpointer] project in
+            guard let checkpointer else { return }
+            Task { await checkpointer.snapshotSoon(project) }
+        }
+        try recovery.removeOrphans(fileSystem: fileSystem)
+        logger.info("recovery.done", metadata: [
+            "projects": "\(projects.count)", "records_replayed": "\(report.recordsReplayed)", "last_lsn": "\(log.lastLSN)",
+        ])
+        return Engine(registry: registry, checkpointer: checkpointer, log: log, report: report, paths: paths,
+                      fileSystem: fileSystem, io: io)
+    }
+
+    private static func ensureDirectory(_ path: String, fileSystem: any FileSystem) throws(SystemError) {
+        do throws(SystemError) {
+            try fileSystem.makeDirectory(path)
+        } catch {
+            // Already there from an earlier start is fine.
+            guard error.errno == EEXIST else { throw error }
+        }
+    }
+
+    /// Stops taking writes and makes everything written durable (clean shutdown).
+    public func close() async {
+        registry.trigger.install(nil)
+        await log.close()
+    }
+}
+
+/// The state being rebuilt during recovery, before any actor exists.
+struct RecoveryState {
+    struct Loaded {
+        var state: ProjectState
+        /// Changes at or below this were already in the snapshot.
+        var baseLSN: LSN
+        var lastLSN: LSN
+    }
+
+    private(set) var loaded: [Incarnation: Loaded] = [:]
+    private(set) var retained: [Incarnation: [Checkpointer.RetainedSnapshot]] = [:]
+    private(set) var nextIncarnation: Incarnation = 1
+    /// Snapshot files a replayed restore record names: they must not be swept as orphans.
+    private var restoreFiles: Set<String> = []
+    private let paths: DataPaths
+    private let fileSystem: any FileSystem
+    private let logger: Logger
+
+    init(manifest: Manifest?, paths: DataPaths, fileSystem: any FileSystem, logger: Logger) throws {
+        self.paths = paths
+        self.fileSystem = fileSystem
+        self.logger = logger
+        guard let manifest else { return }
+        if !manifest.runtimeMetadata.isEmpty {
+            var reader = ByteReader(manifest.runtimeMetadata)
+            nextIncarnation = try reader.readVarUInt()
+        }
+        let byIncarnation = Dictionary(grouping: manifest.snapshots, by: \.streamID)
+        for (incarnation, entries) in byIncarnation {
+            try loadNewestGood(incarnation, entries.sorted { $0.lsn > $1.lsn })
+        }
+    }
+
+    /// The newest snapshot of an incarnation that reads back whole; an older one when the newest
+    /// is damaged (the log reaches back to the older one, see ``Checkpointer``).
+    private mutating func loadNewestGood(_ incarnation: Incarnation, _ entries: [ManifestEntry]) throws {
+        var problems: [String] = []
+        for (index, entry) in entries.enumerated() {
+            do {
+                let (header, body) = try SnapshotFile.read(path: paths.snapshots + "/" + entry.file, fileSystem: fileSystem)
+                let state = try StateCoding.decode(body)
+                // A staged restore is written before its log position exists: stream 0, position 0.
+                let staged = header.streamID == 0 && header.lsn == 0
+                guard staged || header.lsn == entry.lsn else {
+                    throw RecoveryError("\(entry.file) covers \(header.lsn), the manifest says \(entry.lsn)")
+                }
+                loaded[incarnation] = Loaded(state: state, baseLSN: entry.lsn, lastLSN: entry.lsn)
+                retained[incarnation] = entries[index...].map { Checkpointer.RetainedSnapshot(file: $0.file, lsn: $0.lsn) }
+                if !problems.isEmpty {
+                    logger.warning("recovery.snapshot_fallback", metadata: ["file": "\(entry.file)", "skipped": "\(problems.joined(separator: "; "))"])
+                }
+                return
+            } catch {
+                problems.append("\(entry.file): \(error)")
+            }
+        }
+        throw RecoveryError("""
+            no usable snapshot for incarnation \(incarnation): \(problems.joined(separator: "; ")). \
+            Restore the tenant from an export (gatehouse tenant restore), or move the damaged files aside to start without it.
+            """)
+    }
+
+    mutating func apply(lsn: LSN, record: WALRecord) throws {
+        let decoded: RuntimeRecord
+        do {
+            decoded = try RuntimeRecord(record)
+        } catch {
+            throw RecoveryError("log record \(lsn) (kind \(record.kind)) cannot be read: \(error)")
+        }
+        nextIncarnation = max(nextIncarnation, decoded.incarnation + 1)
+        switch decoded {
+        case .projectCreated(let incarnation, let state):
+            guard loaded[incarnation] == nil else { return }
+            loaded[incarnation] = Loaded(state: state, baseLSN: lsn, lastLSN: lsn)
+        case .projectDeleted(let incarnation):
+            loaded[incarnation] = nil
+            retained[incarnation] = nil
+        case .projectRestored(let incarnation, let file, let replacing):
+            if let replacing {
+                loaded[replacing] = nil
+                retained[replacing] = nil
+            }
+            restoreFiles.insert(file)
+            guard loaded[incarnation] == nil else { return }
+            let (_, body) = try SnapshotFile.read(path: paths.snapshots + "/" + file, fileSystem: fileSystem)
+            loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn)
+            retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
+        case .projectChanged(let incarnation, let change):
+            // A change for an incarnation deleted before the replay start is simply past.
+            guard var entry = loaded[incarnation], lsn > entry.baseLSN else { return }
+            entry.state.apply(change)
+            entry.lastLSN = lsn
+            loaded[incarnation] = entry
+        }
+    }
+
+    /// Actors for every live project; two live projects with one id is damage.
+    func projects(log: WriteAheadLog, trigger: SnapshotTrigger) throws -> [Project] {
+        var seen: [ProjectID: Incarnation] = [:]
+        var projects: [Project] = []
+        for (incarnation, entry) in loaded.sorted(by: { $0.key < $1.key }) {
+            if let other = seen[entry.state.id] {
+                throw RecoveryError("project \(entry.state.id) appears twice (incarnations \(other) and \(incarnation))")
+            }
+            seen[entry.state.id] = incarnation
+            projects.append(Project(state: entry.state, incarnation: incarnation, originLSN: entry.baseLSN,
+                                    lastLSN: entry.lastLSN, log: log, checkpoints: trigger))
+        }
+        return projects
+    }
+
+    /// Snapshot files no manifest entry or restore record names are left from a crash mid-step.
+    func removeOrphans(fileSystem: any FileSystem) throws {
+        let keep = Set(retained.values.flatMap { $0.map(\.file) }).union(restoreFiles)
+        for name in try fileSystem.listDirectory(paths.snapshots) where !keep.contains(name) {
+            if name.hasSuffix(".snap") || name.hasSuffix(".tmp") {
+                try? fileSystem.unlink(paths.snapshots + "/" + name)
+            }
+        }
+    }
+}
+
+/// Recovery found something it must not guess at.
+public struct RecoveryError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,112 @@
+import GatehouseBase
+import GatehouseCore
+
+/// Binary forms of domain values, for log records and snapshots (docs/data-format.md, "Runtime
+/// payloads"). Enums are written as their wire names, so a reordered Swift enum can never change
+/// what old bytes mean; a name this build does not know is damage.
+extension ByteWriter {
+    mutating func writeEnum<E: RawRepresentable>(_ value: E) where E.RawValue == String {
+        writeString(value.rawValue)
+    }
+}
+
+extension ByteReader {
+    mutating func readEnum<E: RawRepresentable>(_ type: E.Type) throws(ByteReaderError) -> E where E.RawValue == String {
+        let start = offset
+        let raw = try readString()
+        guard let value = E(rawValue: raw) else { throw ByteReaderError.invalid("\(E.self) \"\(raw)\"", at: start) }
+        return value
+    }
+}
+
+enum ConfigCoding {
+    static func write(_ config: ProjectConfig, into writer: inout ByteWriter) {
+        writer.writeArray(config.entitlements) { $0.writeString($1.id) }
+        writer.writeArray(config.products) { writer, product in
+            writer.writeString(product.id)
+            writer.writeEnum(product.type)
+            writer.writeArray(product.entitlements) { $0.writeString($1) }
+            writer.writeArray(product.grants) { writer, grant in
+                writer.writeString(grant.currency)
+                writer.writeVarInt(grant.amount)
+                writer.writeEnum(grant.on)
+            }
+        }
+        writer.writeArray(config.currencies) { writer, currency in
+            writer.writeString(currency.code)
+            writer.writeString(currency.name)
+        }
+        writer.writeArray(config.offerings) { writer, offering in
+            writer.writeString(offering.id)
+            writer.writeBool(offering.isDefault)
+            writer.writeArray(offering.packages) { writer, package in
+                writer.writeString(package.id)
+                writer.writeEnum(package.type)
+                writer.writeString(package.product)
+            }
+        }
+        writer.writeEnum(config.login)
+        writer.writeEnum(config.restore)
+        writer.writeVarInt(config.gracePeriodMs)
+        writer.writeBool(config.stores.test)
+        writer.writeOptional(config.stores.appStore) { writer, appStore in
+            writer.writeString(appStore.bundleID)
+            writer.writeEnum(appStore.environment)
+            writer.writeOptional(appStore.appAppleID) { $0.writeVarInt($1) }
+        }
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectConfig {
+        var config = ProjectConfig()
+        config.entitlements = try reader.readArray { reader throws(ByteReaderError) in EntitlementDefinition(id: try reader.readString()) }
+        config.products = try reader.readArray { reader throws(ByteReaderError) in
+            ProductDefinition(
+                id: try reader.readString(),
+                type: try reader.readEnum(ProductType.self),
+                entitlements: try reader.readArray { reader throws(ByteReaderError) in try reader.readString() },
+                grants: try reader.readArray { reader throws(ByteReaderError) in
+                    CurrencyGrant(currency: try reader.readString(), amount: try reader.readVarInt(),
+                                  on: try reader.readEnum(GrantTrigger.self))
+                }
+            )
+        }
+        config.currencies = try reader.readArray { reader throws(ByteReaderError) in
+            CurrencyDefinition(code: try reader.readString(), name: try reader.readString())
+        }
+        config.offerings = try reader.readArray { reader throws(ByteReaderError) in
+            OfferingDefinition(
+                id: try reader.readString(),
+                isDefault: try reader.readBool(),
+                packages: try reader.readArray { reader throws(ByteReaderError) in
+                    PackageDefinition(id: try reader.readString(), type: try reader.readEnum(PackageType.self),
+                                      product: try reader.readString())
+                }
+            )
+        }
+        config.login = try reader.readEnum(LoginMode.self)
+        config.restore = try reader.readEnum(RestoreMode.self)
+        config.gracePeriodMs = try reader.readVarInt()
+        config.stores.test = try reader.readBool()
+        config.stores.appStore = try reader.readOptional { reader throws(ByteReaderError) in
+            AppStoreSettings(
+                bundleID: try reader.readString(),
+                environment: try reader.readEnum(AppStoreEnvironment.self),
+                appAppleID: try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
+            )
+        }
+        return config
+    }
+}
+
+enum DigestCoding {
+    static func write(_ digest: SecretDigest, into writer: inout ByteWriter) {
+        writer.writeRaw(digest.bytes)
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> SecretDigest {
+        let start = reader.offset
+        let bytes = try reader.readRaw(32)
+        guard let digest = SecretDigest(bytes: bytes) else { throw ByteReaderError.invalid("key digest", at: start) }
+        return digest
+    }
+}

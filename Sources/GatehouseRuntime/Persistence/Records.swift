@@ -1,0 +1,140 @@
+import GatehouseBase
+import GatehouseCore
+import GatehouseStorage
+
+/// A project's incarnation: a server-wide number given to each created or restored project, so
+/// records of a deleted project can never be applied to a new one with the same id.
+typealias Incarnation = UInt64
+
+/// What the runtime writes into the log. Storage sees only `kind` and bytes; this file is the
+/// one place that knows what they mean (docs/data-format.md, "Runtime records").
+enum RuntimeRecord: Equatable {
+    case projectCreated(Incarnation, ProjectState)
+    case projectDeleted(Incarnation)
+    /// A tenant restored from `snapshotFile` (under `<data-dir>/snapshots/`), replacing
+    /// `replacing` when it overwrote a live project.
+    case projectRestored(Incarnation, snapshotFile: String, replacing: Incarnation?)
+    case projectChanged(Incarnation, ProjectState.Change)
+
+    enum Kind: UInt16 {
+        case projectCreated = 1
+        case projectDeleted = 2
+        case projectRestored = 3
+        case configReplaced = 16
+        case keyRotated = 17
+    }
+
+    var incarnation: Incarnation {
+        switch self {
+        case .projectCreated(let incarnation, _), .projectDeleted(let incarnation),
+            .projectRestored(let incarnation, _, _), .projectChanged(let incarnation, _):
+            incarnation
+        }
+    }
+
+    var logRecord: WALRecord {
+        var writer = ByteWriter()
+        writer.writeVarUInt(incarnation)
+        let kind: Kind
+        switch self {
+        case .projectCreated(_, let state):
+            kind = .projectCreated
+            StateCoding.write(state, into: &writer)
+        case .projectDeleted:
+            kind = .projectDeleted
+        case .projectRestored(_, let file, let replacing):
+            kind = .projectRestored
+            writer.writeString(file)
+            writer.writeOptional(replacing) { $0.writeVarUInt($1) }
+        case .projectChanged(_, .configReplaced(let config)):
+            kind = .configReplaced
+            ConfigCoding.write(config, into: &writer)
+        case .projectChanged(_, .keyRotated(let keyKind, let digest)):
+            kind = .keyRotated
+            writer.writeEnum(keyKind)
+            DigestCoding.write(digest, into: &writer)
+        }
+        return WALRecord(kind: kind.rawValue, payload: writer.bytes)
+    }
+
+    init(_ record: WALRecord) throws(ByteReaderError) {
+        guard let kind = Kind(rawValue: record.kind) else { throw ByteReaderError.invalid("record kind \(record.kind)", at: 0) }
+        var reader = ByteReader(record.payload)
+        let incarnation = try reader.readVarUInt()
+        switch kind {
+        case .projectCreated:
+            self = .projectCreated(incarnation, try StateCoding.read(&reader))
+        case .projectDeleted:
+            self = .projectDeleted(incarnation)
+        case .projectRestored:
+            let file = try reader.readString()
+            let replacing = try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarUInt() }
+            self = .projectRestored(incarnation, snapshotFile: file, replacing: replacing)
+        case .configReplaced:
+            self = .projectChanged(incarnation, .configReplaced(try ConfigCoding.read(&reader)))
+        case .keyRotated:
+            let keyKind = try reader.readEnum(KeyKind.self)
+            self = .projectChanged(incarnation, .keyRotated(keyKind, try DigestCoding.read(&reader)))
+        }
+        try reader.expectEnd()
+    }
+}
+
+/// A whole project state, for snapshots and `projectCreated` records.
+enum StateCoding {
+    /// Bumped when the layout below changes; a snapshot of a newer version is refused.
+    static let version: UInt64 = 1
+
+    static func write(_ state: ProjectState, into writer: inout ByteWriter) {
+        writer.writeVarUInt(version)
+        writer.writeString(state.id.rawValue)
+        writer.writeString(state.name)
+        writer.writeVarInt(state.createdMs)
+        DigestCoding.write(state.keys.publicKey, into: &writer)
+        DigestCoding.write(state.keys.secretKey, into: &writer)
+        writer.writeVarUInt(state.keyGenerations[.public] ?? 1)
+        writer.writeVarUInt(state.keyGenerations[.secret] ?? 1)
+        ConfigCoding.write(state.config, into: &writer)
+        writer.writeVarUInt(state.sequence)
+        writer.writeVarUInt(state.configCursor)
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
+        let start = reader.offset
+        let version = try reader.readVarUInt()
+        guard version == Self.version else { throw ByteReaderError.invalid("state version \(version)", at: start) }
+        let idOffset = reader.offset
+        guard let id = try? ProjectID(validating: try reader.readString()) else {
+            throw ByteReaderError.invalid("project id", at: idOffset)
+        }
+        let name = try reader.readString()
+        let createdMs = try reader.readVarInt()
+        let keys = KeyDigests(publicKey: try DigestCoding.read(&reader), secretKey: try DigestCoding.read(&reader))
+        let generations: [KeyKind: UInt64] = [.public: try reader.readVarUInt(), .secret: try reader.readVarUInt()]
+        let config = try ConfigCoding.read(&reader)
+        let sequence = try reader.readVarUInt()
+        let configCursor = try reader.readVarUInt()
+        return ProjectState(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: generations,
+                            config: config, sequence: sequence, configCursor: configCursor)
+    }
+
+    static func encode(_ state: ProjectState) -> [UInt8] {
+        var writer = ByteWriter(capacity: 1024)
+        write(state, into: &writer)
+        return writer.bytes
+    }
+
+    /// Decodes a whole snapshot body and checks the config it carries is valid, so a tampered or
+    /// damaged file cannot install a state the rules would never have produced.
+    static func decode(_ bytes: [UInt8]) throws(ByteReaderError) -> ProjectState {
+        var reader = ByteReader(bytes)
+        let state = try read(&reader)
+        try reader.expectEnd()
+        do {
+            try state.config.validate()
+        } catch {
+            throw ByteReaderError.invalid("config (\(error.message))", at: 0)
+        }
+        return state
+    }
+}

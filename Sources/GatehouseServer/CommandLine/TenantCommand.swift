@@ -1,0 +1,91 @@
+import GatehouseBase
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseStorage
+import GatehouseWire
+
+/// `gatehouse tenant snapshot|restore|export`: moving a tenant between servers.
+enum TenantCommand {
+    static let parser = ArgumentParser(
+        command: "gatehouse tenant",
+        summary: """
+            Moves tenants between servers:
+              snapshot ID [--out=PATH]              a running server writes the tenant to a file (server-side path)
+              restore ID --from=PATH [--replace]    a running server restores the tenant from a file it can read
+              export ID --data-dir=DIR [--out=PATH] writes the tenant of a STOPPED server's data directory to a file
+            A restore under the snapshot's own id keeps its keys; under another id it is a clone with fresh keys.
+            """,
+        options: CommandClient.connectionOptions + [
+            .value("out", placeholder: "PATH", help: "where to write the snapshot (default <data-dir>/exports/<id>-<ms>.snap)"),
+            .value("from", placeholder: "PATH", help: "the snapshot file to restore (restore)"),
+            .flag("replace", help: "overwrite a project that exists (restore)"),
+        ],
+        positionals: "snapshot|restore|export ID"
+    )
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try parser.parse(arguments)
+        } catch {
+            GatehouseCommand.printError("\(error)\nsee 'gatehouse tenant --help'")
+            return GatehouseCommand.ExitCode.usage
+        }
+        if parsed.helpRequested {
+            print(parser.helpText())
+            return GatehouseCommand.ExitCode.success
+        }
+        let words = parsed.positionals
+        guard words.count == 2 else {
+            GatehouseCommand.printError("usage: gatehouse tenant snapshot|restore|export ID\nsee 'gatehouse tenant --help'")
+            return GatehouseCommand.ExitCode.usage
+        }
+        switch words[0] {
+        case "snapshot":
+            var request: JSONObject = ["op": "tenant.snapshot", "project": .string(words[1])]
+            if let out = parsed.value("out") { request.append("path", .string(out)) }
+            return ProjectCommand.send(request, parsed)
+        case "restore":
+            guard let from = parsed.value("from") else {
+                GatehouseCommand.printError("restore needs --from=PATH")
+                return GatehouseCommand.ExitCode.usage
+            }
+            let request: JSONObject = ["op": "tenant.restore", "project": .string(words[1]), "path": .string(from),
+                                       "replace": .bool(parsed.flag("replace"))]
+            return ProjectCommand.send(request, parsed)
+        case "export":
+            return await exportStopped(project: words[1], parsed)
+        default:
+            GatehouseCommand.printError("unknown action '\(words[0])'\nsee 'gatehouse tenant --help'")
+            return GatehouseCommand.ExitCode.usage
+        }
+    }
+
+    /// Recovers a stopped server's data directory (exactly as `serve` would at start, holding its
+    /// lock so a running server refuses) and writes one tenant to a file.
+    private static func exportStopped(project: String, _ parsed: ParsedArguments) async -> Int32 {
+        let dataDirectory = parsed.value("data-dir") ?? "./gatehouse-data"
+        let logger = Logger(label: "gatehouse", handler: StreamLogHandler(format: .text), logLevel: .warning)
+        do {
+            let id = try ProjectID(validating: project)
+            let directory = try DataDirectory.prepare(dataDirectory)
+            let lock = try directory.lock()
+            defer { lock.release() }
+            let engine = try Engine.open(
+                dataDirectory: dataDirectory, fileSystem: NativeFileSystem(), options: EngineOptions(wal: WALOptions(policy: .always)),
+                adminKey: SystemRandomSource().randomToken(alphabet: .base62, length: 43),
+                clock: SystemServerClock(), random: SystemRandomSource(), logger: logger
+            ) { _ in }
+            let export = try await engine.exportTenant(id, to: parsed.value("out"))
+            await engine.close()
+            print(JSONWriter.string([
+                "path": .string(export.value.path), "cursor": .int(Int64(export.value.cursor)),
+                "profiles": .int(export.value.profiles), "bytes": .int(export.value.bytes), "sha256": .string(export.value.sha256),
+            ]))
+            return GatehouseCommand.ExitCode.success
+        } catch {
+            GatehouseCommand.printError("\(error)")
+            return GatehouseCommand.ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// Moving tenants: `tenant.snapshot` and `tenant.restore` (PROTOCOL.md, "Operators").
+enum TenantOperations {
+    static let all: [Operation] = [snapshot, restore]
+
+    static let snapshot = Operation(name: "tenant.snapshot", roles: [.admin], body: .async { context throws(GatehouseError) in
+        let id = try ProjectID(validating: context.fields.string("project"))
+        let path = try context.fields.optionalString("path", length: 1...4096)
+        let export = try await context.core.engine.exportTenant(id, to: path)
+        return Reply([
+            "path": .string(export.value.path),
+            "cursor": .int(Int64(export.value.cursor)),
+            "profiles": .int(export.value.profiles),
+            "bytes": .int(export.value.bytes),
+            "sha256": .string(export.value.sha256),
+        ], after: export.lsn)
+    })
+
+    static let restore = Operation(name: "tenant.restore", roles: [.admin], body: .async { context throws(GatehouseError) in
+        let id = try ProjectID(validating: context.fields.string("project"))
+        let path = try context.fields.string("path", length: 1...4096)
+        let replace = try context.fields.optionalBool("replace") ?? false
+        let restored = try await context.core.engine.restoreTenant(id, from: path, replace: replace)
+        var result: JSONObject = [
+            "project": .string(restored.value.project.rawValue),
+            "cursor": .int(Int64(restored.value.cursor)),
+            "profiles": .int(restored.value.profiles),
+        ]
+        if let keys = restored.value.keys {
+            result.append("keys", ["public": .string(keys.publicKey), "secret": .string(keys.secretKey)])
+        }
+        return Reply(result, after: restored.lsn)
+    })
+}

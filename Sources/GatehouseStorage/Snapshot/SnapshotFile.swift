@@ -1,0 +1,206 @@
+import GatehouseBase
+
+/// The snapshot file format (storage.md C.7; docs/data-format.md, "Snapshots"): a checksummed
+/// header, the body in independently compressed and checksummed chunks of about 1 MiB, and a
+/// footer that counts them. Written atomically; every byte is checked on read.
+///
+/// Both functions block on the file system: call them from a thread you own, never from the
+/// Swift concurrency pool.
+public enum SnapshotFile {
+    static let magic: [UInt8] = Array("GHSNAPSH".utf8)
+    static let footerMagic: [UInt8] = Array("GHSNAPEN".utf8)
+    static let version: UInt16 = 1
+    static let headerBytes = 64
+    static let chunkHeaderBytes = 16
+    static let footerBytes = 32
+    /// Raw bytes per chunk.
+    public static let chunkBytes = 1 << 20
+    /// Readers refuse chunks declaring more raw bytes than this.
+    static let chunkBytesLimit = 16 << 20
+    public static let metadataBytesMax = 64 << 10
+
+    /// Writes `<path>.tmp`, fsyncs it, renames it to `path` and fsyncs the directory: after a
+    /// crash `path` is the old file or the new one, whole. On failure the temporary file is
+    /// removed and nothing else changes (a full disk aborts the snapshot, not the log).
+    public static func write(path: String, header: SnapshotHeader, body: [UInt8], fileSystem: any FileSystem) throws -> SnapshotWriteResult {
+        guard header.metadata.count <= metadataBytesMax else {
+            throw StorageError(.invalidArgument, "snapshot metadata of \(header.metadata.count) bytes exceeds \(metadataBytesMax)")
+        }
+        let bytes = encode(header: header, body: body)
+        do {
+            try fileSystem.writeFileAtomically(path, bytes)
+        } catch {
+            throw StorageError(error, "cannot write snapshot \(path)")
+        }
+        return SnapshotWriteResult(path: path, bytes: bytes.count, sha256: SHA256.hex(bytes))
+    }
+
+    /// Reads and verifies a snapshot: magic, version, header CRC, every chunk's CRC and lengths,
+    /// the footer and its CRCs. Throws `corrupt` naming the problem and its offset,
+    /// `unsupportedVersion`, or `notFound`. Never allocates more than the file's own sizes allow.
+    public static func read(path: String, fileSystem: any FileSystem) throws -> (SnapshotHeader, [UInt8]) {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.readFile(path)
+        } catch {
+            throw StorageError(error, "cannot read snapshot \(path)")
+        }
+        do {
+            return try decode(bytes)
+        } catch {
+            throw StorageError(error.code, "snapshot \(path): \(error.message)")
+        }
+    }
+
+    static func encode(header: SnapshotHeader, body: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(headerBytes + header.metadata.count + body.count / 2 + footerBytes)
+        bytes.append(contentsOf: magic)
+        bytes.appendLE16(version)
+        bytes.append(1)  // codec: raw deflate per chunk (a chunk may still be stored)
+        bytes.append(WALFormat.checksumCRC32C)
+        bytes.appendLE32(UInt32(chunkBytes))
+        bytes.appendLE64(header.streamID)
+        bytes.appendLE64(header.lsn)
+        bytes.appendLE64(UInt64(bitPattern: header.createdMs))
+        bytes.appendLE64(UInt64(body.count))
+        bytes.appendLE32(UInt32(header.metadata.count))
+        bytes.append(contentsOf: [UInt8](repeating: 0, count: 8))
+        let headerCRC = CRC32C.update(CRC32C.checksum(bytes), header.metadata)
+        bytes.appendLE32(headerCRC)
+        assert(bytes.count == headerBytes)
+        bytes.append(contentsOf: header.metadata)
+
+        let deflater = Deflater()
+        var chunkCRCs: [UInt8] = []
+        var chunkCount: UInt32 = 0
+        var start = 0
+        while start < body.count {
+            let end = min(start + chunkBytes, body.count)
+            let compressed = body.withUnsafeBytes { deflater.compress(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+            let useDeflate = compressed.count < end - start
+            var chunk: [UInt8] = []
+            chunk.appendLE32(UInt32(useDeflate ? compressed.count : end - start))
+            chunk.appendLE32(UInt32(end - start))
+            chunk.append(useDeflate ? 1 : 0)
+            chunk.append(contentsOf: [0, 0, 0])
+            var crc = CRC32C.checksum(chunk)
+            crc = useDeflate ? CRC32C.update(crc, compressed) : CRC32C.update(crc, body[start..<end])
+            chunk.appendLE32(crc)
+            bytes.append(contentsOf: chunk)
+            if useDeflate { bytes.append(contentsOf: compressed) } else { bytes.append(contentsOf: body[start..<end]) }
+            chunkCRCs.appendLE32(crc)
+            chunkCount += 1
+            start = end
+        }
+        var footer: [UInt8] = []
+        footer.append(contentsOf: footerMagic)
+        footer.appendLE32(chunkCount)
+        footer.appendLE32(0)
+        footer.appendLE64(UInt64(body.count))
+        footer.appendLE32(CRC32C.checksum(chunkCRCs))
+        footer.appendLE32(CRC32C.checksum(footer))
+        assert(footer.count == footerBytes)
+        bytes.append(contentsOf: footer)
+        return bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(StorageError) -> (SnapshotHeader, [UInt8]) {
+        try withRawBytes(bytes) { (raw) throws(StorageError) in try decode(raw) }
+    }
+
+    private static func corrupt(_ offset: Int, _ problem: String) -> StorageError {
+        StorageError(.corrupt, "\(problem) at offset \(offset)")
+    }
+
+    private static func decode(_ raw: UnsafeRawBufferPointer) throws(StorageError) -> (SnapshotHeader, [UInt8]) {
+        guard raw.count >= headerBytes + footerBytes else {
+            throw corrupt(0, raw.isEmpty ? "the file is empty" : "the file is \(raw.count) bytes, too short for a snapshot")
+        }
+        guard Array(raw[0..<8]) == magic else { throw corrupt(0, "not a snapshot file (wrong magic)") }
+        let version = raw.loadLE16(8)
+        guard version == Self.version else {
+            throw StorageError(.unsupportedVersion, "format version \(version) is not supported (this build reads version \(Self.version))")
+        }
+        let metadataCount = Int(raw.loadLE32(48))
+        guard metadataCount <= metadataBytesMax, headerBytes + metadataCount + footerBytes <= raw.count else {
+            throw corrupt(48, "metadata length \(metadataCount) does not fit the file")
+        }
+        let headerCRC = CRC32C.update(
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<60])),
+            UnsafeRawBufferPointer(rebasing: raw[headerBytes..<headerBytes + metadataCount])
+        )
+        guard headerCRC == raw.loadLE32(60) else { throw corrupt(60, "header checksum does not match") }
+        guard raw[10] == 1, raw[11] == WALFormat.checksumCRC32C, raw.loadLE64(52) == 0 else {
+            throw corrupt(10, "header has an unknown codec, checksum algorithm or reserved field")
+        }
+        let header = SnapshotHeader(
+            streamID: raw.loadLE64(16), lsn: raw.loadLE64(24), createdMs: Int64(bitPattern: raw.loadLE64(32)),
+            metadata: Array(raw[headerBytes..<headerBytes + metadataCount])
+        )
+        let bodyLength = raw.loadLE64(40)
+
+        let footerStart = raw.count - footerBytes
+        guard Array(raw[footerStart..<footerStart + 8]) == footerMagic else {
+            throw corrupt(footerStart, "footer is missing (the file is truncated or has trailing bytes)")
+        }
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[footerStart..<footerStart + 28])) == raw.loadLE32(footerStart + 28) else {
+            throw corrupt(footerStart + 28, "footer checksum does not match")
+        }
+        let chunkCount = Int(raw.loadLE32(footerStart + 8))
+        let totalRaw = raw.loadLE64(footerStart + 16)
+        guard raw.loadLE32(footerStart + 12) == 0, totalRaw == bodyLength else {
+            throw corrupt(footerStart + 16, "footer body length \(totalRaw) does not match the header's \(bodyLength)")
+        }
+        // Deflate cannot expand more than 1032:1, and every chunk takes 16 bytes: a body
+        // declared larger than the file could hold is refused before anything is allocated.
+        let chunkArea = footerStart - headerBytes - metadataCount
+        guard chunkCount <= chunkArea / chunkHeaderBytes, bodyLength <= UInt64(chunkArea) * 1032 else {
+            throw corrupt(footerStart + 8, "footer declares \(chunkCount) chunks and \(bodyLength) bytes, more than \(chunkArea) bytes of chunks can hold")
+        }
+
+        var body: [UInt8] = []
+        body.reserveCapacity(min(Int(bodyLength), chunkArea * 8))
+        var chunkCRCs: [UInt8] = []
+        chunkCRCs.reserveCapacity(chunkCount * 4)
+        var offset = headerBytes + metadataCount
+        let inflater = Inflater()
+        for index in 0..<chunkCount {
+            guard footerStart - offset >= chunkHeaderBytes else { throw corrupt(offset, "chunk \(index) of \(chunkCount) is missing") }
+            let stored = Int(raw.loadLE32(offset))
+            let rawLength = Int(raw.loadLE32(offset + 4))
+            let codec = raw[offset + 8]
+            let dataStart = offset + chunkHeaderBytes
+            guard stored <= footerStart - dataStart else { throw corrupt(offset, "chunk \(index) declares \(stored) bytes, past the footer") }
+            guard rawLength <= chunkBytesLimit, body.count + rawLength <= Int(bodyLength) else {
+                throw corrupt(offset + 4, "chunk \(index) declares \(rawLength) raw bytes, more than the body has left")
+            }
+            var crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 12]))
+            crc = CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + stored]))
+            guard crc == raw.loadLE32(offset + 12) else { throw corrupt(offset, "chunk \(index) checksum does not match") }
+            guard raw[offset + 9] == 0, raw[offset + 10] == 0, raw[offset + 11] == 0 else { throw corrupt(offset + 9, "chunk \(index) reserved bytes are not zero") }
+            let data = UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + stored])
+            switch codec {
+            case 0:
+                guard stored == rawLength else { throw corrupt(offset, "stored chunk \(index) has different raw and stored lengths") }
+                body.append(contentsOf: data)
+            case 1:
+                do {
+                    body.append(contentsOf: try inflater.decompress(data, rawLength: rawLength))
+                } catch {
+                    throw corrupt(dataStart, "chunk \(index) does not inflate: \(error)")
+                }
+            default:
+                throw corrupt(offset + 8, "chunk \(index) has unknown codec \(codec)")
+            }
+            chunkCRCs.appendLE32(crc)
+            offset = dataStart + stored
+        }
+        guard offset == footerStart else { throw corrupt(offset, "\(footerStart - offset) unexpected bytes before the footer") }
+        guard body.count == Int(bodyLength) else { throw corrupt(footerStart, "chunks hold \(body.count) bytes, the footer says \(bodyLength)") }
+        guard CRC32C.checksum(chunkCRCs) == raw.loadLE32(footerStart + 24) else {
+            throw corrupt(footerStart + 24, "footer's checksum of the chunk checksums does not match")
+        }
+        return (header, body)
+    }
+}

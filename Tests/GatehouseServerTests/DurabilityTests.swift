@@ -1,0 +1,102 @@
+import GatehouseCore
+import GatehouseServer
+import GatehouseTesting
+import GatehouseWire
+import Testing
+
+/// What is acknowledged survives a restart (DESIGN.md, "Durability and recovery").
+@Suite struct Durability {
+    static let config: JSONValue = [
+        "entitlements": [["id": "pro"]],
+        "products": [["id": "pro_monthly", "type": "subscription", "entitlements": ["pro"]]],
+        "stores": ["test": true],
+    ]
+
+    @Test func projectsKeysAndConfigSurviveARestart() async throws {
+        let first = try TestServer()
+        let acme = try await first.createProject("acme")
+        let doomed = try await first.createProject("doomed")
+        let backend = try first.connect()
+        try await backend.hello(acme.secretKey)
+        let put = try await backend.call("config.put", ["config": Self.config])
+        #expect(put.isSuccess)
+        let admin = try await first.admin()
+        let rotated = try await admin.call("project.rotate_keys", ["project": "acme", "which": "public"])
+        let newPublic = try #require(rotated.object("keys")?.string("public"))
+        #expect(try await admin.call("project.delete", ["project": "doomed"]).isSuccess)
+        let before = try await admin.call("project.get", ["project": "acme"])
+
+        let second = try await first.restart()
+        let admin2 = try await second.admin()
+        #expect(try await admin2.call("project.get", ["project": "acme"]) ["project"] == before["project"])
+        #expect(try await admin2.call("project.get", ["project": "doomed"]).errorCode == .notFound)
+        #expect(try await second.connect().call("hello", ["key": .string(acme.publicKey)]).errorCode == .unauthorized)
+        #expect(try await second.connect().call("hello", ["key": .string(doomed.secretKey)]).errorCode == .unauthorized)
+        let sdk = try second.connect()
+        try await sdk.hello(newPublic)
+        #expect(try await sdk.call("config.get")["config"] == put["config"])
+        let backend2 = try second.connect()
+        try await backend2.hello(acme.secretKey)
+        #expect(try await backend2.call("config.get")["config"] == put["config"])
+        await second.stop()
+    }
+
+    @Test func checkpointSnapshotsEveryProjectAndChangesAfterItAreReplayed() async throws {
+        let first = try TestServer()
+        let keys = try await first.createProject("acme")
+        _ = try await first.createProject("other")
+        let backend = try first.connect()
+        try await backend.hello(keys.secretKey)
+        #expect(try await backend.call("config.put", ["config": Self.config]).isSuccess)
+        let admin = try await first.admin()
+        let checkpoint = try await admin.call("server.checkpoint")
+        #expect(checkpoint.isSuccess)
+        #expect(checkpoint.object("cursor")?.int("acme") == 1)
+        #expect(checkpoint.object("cursor")?.int("other") == 0)
+        #expect(try await admin.call("server.stats")["last_snapshot_ms"] != .null)
+        // A change after the checkpoint must come back from the log, on top of the snapshot.
+        #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": "after"]]]]).isSuccess)
+        #expect(try await admin.call("project.create", ["project": "late"]).isSuccess)
+
+        let second = try await first.restart()
+        let backend2 = try second.connect()
+        try await backend2.hello(keys.secretKey)
+        let config = try await backend2.call("config.get").object("config")
+        #expect(config?["entitlements"] == [["id": "after"]])
+        let projects = try await second.admin().call("project.list")["projects"]?.arrayValue?.compactMap { $0.objectValue?.string("id") }
+        #expect(projects == ["acme", "late", "other"])
+        await second.stop()
+    }
+
+    @Test func projectsSnapshotThemselvesAfterEnoughLogAndRecoverFromThat() async throws {
+        let first = try TestServer { $0.snapshotAfterLoggedBytes = 1 }
+        let keys = try await first.createProject("acme")
+        let backend = try first.connect()
+        try await backend.hello(keys.secretKey)
+        for index in 0..<20 {
+            #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": .string("e\(index)")]]]]).isSuccess)
+        }
+        let second = try await first.restart { $0.snapshotAfterLoggedBytes = 1 }
+        let backend2 = try second.connect()
+        try await backend2.hello(keys.secretKey)
+        #expect(try await backend2.call("config.get").object("config")?["entitlements"] == [["id": "e19"]])
+        #expect(try await second.admin().call("project.get", ["project": "acme"]).object("project")?.int("cursor") == 20)
+        await second.stop()
+    }
+
+    @Test func restartingTwiceInARowLosesNothing() async throws {
+        var server = try TestServer()
+        let keys = try await server.createProject("acme")
+        for round in 0..<3 {
+            let backend = try server.connect()
+            try await backend.hello(keys.secretKey)
+            #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": .string("r\(round)")]]]]).isSuccess)
+            if round == 1 { #expect(try await server.admin().call("server.checkpoint").isSuccess) }
+            server = try await server.restart()
+            let check = try server.connect()
+            try await check.hello(keys.secretKey)
+            #expect(try await check.call("config.get").object("config")?["entitlements"] == [["id": .string("r\(round)")]])
+        }
+        await server.stop()
+    }
+}
