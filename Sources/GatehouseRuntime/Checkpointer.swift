@@ -129,7 +129,8 @@ public actor Checkpointer {
         retained = retained.filter { liveIncarnations.contains($0.key) }
         var metadata = ByteWriter()
         metadata.writeVarUInt(registry.nextIncarnation)
-        let manifest = Manifest(replayFromLSN: replayFrom, snapshots: entries, runtimeMetadata: metadata.bytes)
+        let manifest = Manifest(databaseID: log.databaseID, replayFromLSN: replayFrom, snapshots: entries,
+                                runtimeMetadata: metadata.bytes)
         let paths = self.paths
         let fileSystem = self.fileSystem
         let keep = Set(entries.map(\.file))

@@ -1,9 +1,6 @@
 public import GatehouseBase
 public import GatehouseCore
 public import GatehouseStorage
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Settings of the runtime's storage side.
 public struct EngineOptions: Sendable {
@@ -52,9 +49,12 @@ public final class Engine: Sendable {
     ) throws -> Engine {
         let paths = DataPaths(root: dataDirectory)
         for directory in [paths.wal, paths.snapshots, paths.exports] {
-            try ensureDirectory(directory, fileSystem: fileSystem)
+            try fileSystem.makeDirectoriesDurably(directory)
         }
         let manifest = try ManifestFile.read(directory: paths.root, fileSystem: fileSystem)
+        var options = options
+        // The log must belong to the same database as the manifest: a swapped `wal/` is refused.
+        options.wal.databaseID = manifest?.databaseID
         var recovery = try RecoveryState(manifest: manifest, paths: paths, fileSystem: fileSystem, logger: logger)
         let (log, report) = try WriteAheadLog.open(
             directory: paths.wal, fileSystem: fileSystem, options: options.wal,
@@ -79,15 +79,6 @@ public final class Engine: Sendable {
         ])
         return Engine(registry: registry, checkpointer: checkpointer, log: log, report: report, paths: paths,
                       fileSystem: fileSystem, io: io)
-    }
-
-    private static func ensureDirectory(_ path: String, fileSystem: any FileSystem) throws(SystemError) {
-        do throws(SystemError) {
-            try fileSystem.makeDirectory(path)
-        } catch {
-            // Already there from an earlier start is fine.
-            guard error.errno == EEXIST else { throw error }
-        }
     }
 
     /// Stops taking writes and makes everything written durable (clean shutdown).

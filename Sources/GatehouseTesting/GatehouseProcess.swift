@@ -63,11 +63,16 @@ public final class GatehouseProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit (off the concurrency pool) and answers its status with
-    /// everything it printed.
-    public func finish() async -> (status: Int32, output: String, errors: String) {
+    /// everything it printed. A process still running after `timeoutSeconds` is killed, so a
+    /// server that should have refused to start fails its test instead of hanging the suite.
+    public func finish(timeoutSeconds: Int = 120) async -> (status: Int32, output: String, errors: String) {
         let process = self.process
         let output = self.output
         let errors = self.errors
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeoutSeconds)) {
+            if process.isRunning { kill(pid, SIGKILL) }
+        }
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 let outputData = output.fileHandleForReading.readDataToEndOfFile()

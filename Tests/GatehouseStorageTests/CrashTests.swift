@@ -51,7 +51,7 @@ import Glibc
                     let last: LSN
                     do {
                         last = try log.append(records)
-                    } catch where error.code == .busy {
+                    } catch let error as StorageError where error.code == .busy {
                         usleep(200)
                         continue
                     } catch {

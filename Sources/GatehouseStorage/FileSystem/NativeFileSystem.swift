@@ -77,7 +77,12 @@ public struct NativeFileSystem: FileSystem {
     }
 
     public func listDirectory(_ path: String) throws(SystemError) -> [String] {
-        guard let directory = opendir(path) else { throw SystemError("opendir", errno: errno) }
+        var opened: OpaquePointer?
+        _ = try blockingSyscall("opendir") { () -> Int32 in
+            opened = opendir(path)
+            return opened == nil ? -1 : 0
+        }
+        guard let directory = opened else { throw SystemError("opendir", errno: EIO) }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {

@@ -114,6 +114,13 @@ public enum SnapshotFile {
     }
 
     private static func decode(_ raw: UnsafeRawBufferPointer) throws(StorageError) -> (SnapshotHeader, [UInt8]) {
+        let (header, bodyLength) = try decodeHeader(raw)
+        let footer = try decodeFooter(raw, bodyLength: bodyLength, chunksStart: headerBytes + header.metadata.count)
+        let body = try decodeChunks(raw, footer: footer, from: headerBytes + header.metadata.count)
+        return (header, body)
+    }
+
+    private static func decodeHeader(_ raw: UnsafeRawBufferPointer) throws(StorageError) -> (SnapshotHeader, bodyLength: UInt64) {
         guard raw.count >= headerBytes + footerBytes else {
             throw corrupt(0, raw.isEmpty ? "the file is empty" : "the file is \(raw.count) bytes, too short for a snapshot")
         }
@@ -126,60 +133,70 @@ public enum SnapshotFile {
         guard metadataCount <= metadataBytesMax, headerBytes + metadataCount + footerBytes <= raw.count else {
             throw corrupt(48, "metadata length \(metadataCount) does not fit the file")
         }
-        let headerCRC = CRC32C.update(
-            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<60])),
-            UnsafeRawBufferPointer(rebasing: raw[headerBytes..<headerBytes + metadataCount])
-        )
+        let metadata = UnsafeRawBufferPointer(rebasing: raw[headerBytes..<headerBytes + metadataCount])
+        let headerCRC = CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<60])), metadata)
         guard headerCRC == raw.loadLE32(60) else { throw corrupt(60, "header checksum does not match") }
         guard raw[10] == 1, raw[11] == WALFormat.checksumCRC32C, raw.loadLE64(52) == 0 else {
             throw corrupt(10, "header has an unknown codec, checksum algorithm or reserved field")
         }
         let header = SnapshotHeader(
-            streamID: raw.loadLE64(16), lsn: raw.loadLE64(24), createdMs: Int64(bitPattern: raw.loadLE64(32)),
-            metadata: Array(raw[headerBytes..<headerBytes + metadataCount])
+            streamID: raw.loadLE64(16), lsn: raw.loadLE64(24), createdMs: Int64(bitPattern: raw.loadLE64(32)), metadata: Array(metadata)
         )
-        let bodyLength = raw.loadLE64(40)
+        return (header, raw.loadLE64(40))
+    }
 
-        let footerStart = raw.count - footerBytes
-        guard Array(raw[footerStart..<footerStart + 8]) == footerMagic else {
-            throw corrupt(footerStart, "footer is missing (the file is truncated or has trailing bytes)")
+    private struct Footer {
+        var start: Int
+        var chunkCount: Int
+        var bodyLength: Int
+        var chunksCRC: UInt32
+    }
+
+    /// Checks the footer and that its declared sizes fit the file, before anything is allocated.
+    private static func decodeFooter(_ raw: UnsafeRawBufferPointer, bodyLength: UInt64, chunksStart: Int) throws(StorageError) -> Footer {
+        let start = raw.count - footerBytes
+        guard Array(raw[start..<start + 8]) == footerMagic else {
+            throw corrupt(start, "footer is missing (the file is truncated or has trailing bytes)")
         }
-        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[footerStart..<footerStart + 28])) == raw.loadLE32(footerStart + 28) else {
-            throw corrupt(footerStart + 28, "footer checksum does not match")
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[start..<start + 28])) == raw.loadLE32(start + 28) else {
+            throw corrupt(start + 28, "footer checksum does not match")
         }
-        let chunkCount = Int(raw.loadLE32(footerStart + 8))
-        let totalRaw = raw.loadLE64(footerStart + 16)
-        guard raw.loadLE32(footerStart + 12) == 0, totalRaw == bodyLength else {
-            throw corrupt(footerStart + 16, "footer body length \(totalRaw) does not match the header's \(bodyLength)")
+        let chunkCount = Int(raw.loadLE32(start + 8))
+        let totalRaw = raw.loadLE64(start + 16)
+        guard raw.loadLE32(start + 12) == 0, totalRaw == bodyLength else {
+            throw corrupt(start + 16, "footer body length \(totalRaw) does not match the header's \(bodyLength)")
         }
         // Deflate cannot expand more than 1032:1, and every chunk takes 16 bytes: a body
         // declared larger than the file could hold is refused before anything is allocated.
-        let chunkArea = footerStart - headerBytes - metadataCount
+        let chunkArea = start - chunksStart
         guard chunkCount <= chunkArea / chunkHeaderBytes, bodyLength <= UInt64(chunkArea) * 1032 else {
-            throw corrupt(footerStart + 8, "footer declares \(chunkCount) chunks and \(bodyLength) bytes, more than \(chunkArea) bytes of chunks can hold")
+            throw corrupt(start + 8, "footer declares \(chunkCount) chunks and \(bodyLength) bytes, more than \(chunkArea) bytes of chunks can hold")
         }
+        return Footer(start: start, chunkCount: chunkCount, bodyLength: Int(bodyLength), chunksCRC: raw.loadLE32(start + 24))
+    }
 
+    private static func decodeChunks(_ raw: UnsafeRawBufferPointer, footer: Footer, from chunksStart: Int) throws(StorageError) -> [UInt8] {
         var body: [UInt8] = []
-        body.reserveCapacity(min(Int(bodyLength), chunkArea * 8))
+        body.reserveCapacity(min(footer.bodyLength, (footer.start - chunksStart) * 8))
         var chunkCRCs: [UInt8] = []
-        chunkCRCs.reserveCapacity(chunkCount * 4)
-        var offset = headerBytes + metadataCount
+        var offset = chunksStart
         let inflater = Inflater()
-        for index in 0..<chunkCount {
-            guard footerStart - offset >= chunkHeaderBytes else { throw corrupt(offset, "chunk \(index) of \(chunkCount) is missing") }
+        for index in 0..<footer.chunkCount {
+            guard footer.start - offset >= chunkHeaderBytes else { throw corrupt(offset, "chunk \(index) of \(footer.chunkCount) is missing") }
             let stored = Int(raw.loadLE32(offset))
             let rawLength = Int(raw.loadLE32(offset + 4))
             let codec = raw[offset + 8]
             let dataStart = offset + chunkHeaderBytes
-            guard stored <= footerStart - dataStart else { throw corrupt(offset, "chunk \(index) declares \(stored) bytes, past the footer") }
-            guard rawLength <= chunkBytesLimit, body.count + rawLength <= Int(bodyLength) else {
+            guard stored <= footer.start - dataStart else { throw corrupt(offset, "chunk \(index) declares \(stored) bytes, past the footer") }
+            guard rawLength <= chunkBytesLimit, body.count + rawLength <= footer.bodyLength else {
                 throw corrupt(offset + 4, "chunk \(index) declares \(rawLength) raw bytes, more than the body has left")
             }
-            var crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 12]))
-            crc = CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + stored]))
-            guard crc == raw.loadLE32(offset + 12) else { throw corrupt(offset, "chunk \(index) checksum does not match") }
-            guard raw[offset + 9] == 0, raw[offset + 10] == 0, raw[offset + 11] == 0 else { throw corrupt(offset + 9, "chunk \(index) reserved bytes are not zero") }
             let data = UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + stored])
+            let crc = CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 12])), data)
+            guard crc == raw.loadLE32(offset + 12) else { throw corrupt(offset, "chunk \(index) checksum does not match") }
+            guard raw[offset + 9] == 0, raw[offset + 10] == 0, raw[offset + 11] == 0 else {
+                throw corrupt(offset + 9, "chunk \(index) reserved bytes are not zero")
+            }
             switch codec {
             case 0:
                 guard stored == rawLength else { throw corrupt(offset, "stored chunk \(index) has different raw and stored lengths") }
@@ -196,11 +213,11 @@ public enum SnapshotFile {
             chunkCRCs.appendLE32(crc)
             offset = dataStart + stored
         }
-        guard offset == footerStart else { throw corrupt(offset, "\(footerStart - offset) unexpected bytes before the footer") }
-        guard body.count == Int(bodyLength) else { throw corrupt(footerStart, "chunks hold \(body.count) bytes, the footer says \(bodyLength)") }
-        guard CRC32C.checksum(chunkCRCs) == raw.loadLE32(footerStart + 24) else {
-            throw corrupt(footerStart + 24, "footer's checksum of the chunk checksums does not match")
+        guard offset == footer.start else { throw corrupt(offset, "\(footer.start - offset) unexpected bytes before the footer") }
+        guard body.count == footer.bodyLength else { throw corrupt(footer.start, "chunks hold \(body.count) bytes, the footer says \(footer.bodyLength)") }
+        guard CRC32C.checksum(chunkCRCs) == footer.chunksCRC else {
+            throw corrupt(footer.start + 24, "footer's checksum of the chunk checksums does not match")
         }
-        return (header, body)
+        return body
     }
 }

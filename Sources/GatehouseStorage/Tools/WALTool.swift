@@ -176,66 +176,73 @@ private struct Inspection {
     }
 
     func verification() -> WALVerification {
-        var problems: [WALProblem] = []
-        var summaries: [WALSegmentSummary] = []
         let plan = RecoveryPlanner(expectedDatabaseID: nil, allowTornTail: true).plan(scans)
-        let databaseID = scans.first?.header?.databaseID
+        var problems: [WALProblem] = []
         var records = 0
         var lastGood: LSN = 0
         var healthy = true
-        for (index, scan) in scans.enumerated() {
-            let isLast = index == scans.count - 1
-            summaries.append(
-                WALSegmentSummary(
-                    file: scan.file, firstLSN: scan.header?.firstLSN ?? scan.nameLSN ?? 0,
-                    lastLSN: scan.dataFrames > 0 ? scan.nextLSN - 1 : nil, frames: scan.dataFrames, records: scan.records,
-                    fileBytes: scan.fileSize, validBytes: scan.validEnd, sealed: scan.isSealed,
-                    policy: scan.header?.policy, databaseID: scan.header?.databaseID
-                )
-            )
-            var found: [WALProblem] = []
-            if let header = scan.header {
-                if scan.nameLSN != header.firstLSN {
-                    found.append(WALProblem(kind: .corrupt, file: scan.file, offset: 0, message: "the file name does not match the first LSN \(header.firstLSN) in its header"))
-                }
-                if header.databaseID != databaseID {
-                    found.append(WALProblem(kind: .corrupt, file: scan.file, offset: 0, message: "belongs to database \(header.databaseID), not \(databaseID.map { "\($0)" } ?? "?")"))
-                }
-                if index > 0, case .sealed(let next) = scans[index - 1].end, next != header.firstLSN {
-                    found.append(WALProblem(kind: .corrupt, file: scan.file, offset: 0, message: "the previous segment's seal says the log continues at LSN \(next), this segment starts at \(header.firstLSN) (a segment is missing)"))
-                }
-                if index > 0, !scans[index - 1].isSealed, scans[index - 1].header != nil, case .clean = scans[index - 1].end {
-                    found.append(WALProblem(kind: .corrupt, file: scans[index - 1].file, offset: scans[index - 1].validEnd, message: "the segment ends without a seal, yet later segments exist"))
-                }
-            }
-            if case .bad(let offset, let reason) = scan.end {
-                var message = reason
-                if scan.laterValidFrames > 0 {
-                    message += "; \(scan.laterValidFrames) valid frame(s) follow" + (scan.laterLastLSN.map { " (up to LSN \($0))" } ?? "")
-                }
-                let torn: Bool
-                if case .truncateTail(let file, let cut) = plan, isLast, file == scan.file, cut == offset { torn = true } else { torn = false }
-                found.append(WALProblem(kind: torn ? .tornTail : .corrupt, file: scan.file, offset: offset, message: message))
-            }
+        for index in scans.indices {
+            let scan = scans[index]
+            let found = self.problems(at: index, plan: plan)
             if healthy {
                 records += scan.records
                 if scan.dataFrames > 0 { lastGood = scan.nextLSN - 1 }
                 if case .sealed(let next) = scan.end { lastGood = max(lastGood, next - 1) }
             }
-            if !found.isEmpty || !(scan.isSealed || isLast) { healthy = false }
+            if !found.isEmpty || !(scan.isSealed || index == scans.count - 1) { healthy = false }
             problems += found
         }
         let startup: WALVerification.Startup
         switch plan {
         case .useAsIs: startup = .starts
-        case .truncateTail(let file, let offset):
-            let bytes = scans.last.map { $0.dataEnd - offset } ?? 0
-            startup = .cutsTornTail(file: file, offset: offset, bytes: bytes)
+        case .truncateTail(let file, let offset): startup = .cutsTornTail(file: file, offset: offset, bytes: (scans.last?.dataEnd ?? offset) - offset)
         case .refuse(let error): startup = .refuses(error.message)
         }
         return WALVerification(
-            segments: summaries, problems: problems, records: records,
+            segments: scans.map(summary), problems: problems, records: records,
             firstLSN: scans.first?.header?.firstLSN ?? 0, lastGoodLSN: lastGood, startup: startup, temporaryFiles: temporaryFiles
         )
+    }
+
+    private func summary(_ scan: SegmentScan) -> WALSegmentSummary {
+        WALSegmentSummary(
+            file: scan.file, firstLSN: scan.header?.firstLSN ?? scan.nameLSN ?? 0,
+            lastLSN: scan.dataFrames > 0 ? scan.nextLSN - 1 : nil, frames: scan.dataFrames, records: scan.records,
+            fileBytes: scan.fileSize, validBytes: scan.validEnd, sealed: scan.isSealed,
+            policy: scan.header?.policy, databaseID: scan.header?.databaseID
+        )
+    }
+
+    /// Everything wrong with segment `index`, on its own and against the one before it.
+    private func problems(at index: Int, plan: RecoveryPlan) -> [WALProblem] {
+        let scan = scans[index]
+        var found: [WALProblem] = []
+        func corrupt(_ file: String, _ offset: Int, _ message: String) {
+            found.append(WALProblem(kind: .corrupt, file: file, offset: offset, message: message))
+        }
+        if let header = scan.header {
+            if scan.nameLSN != header.firstLSN { corrupt(scan.file, 0, "the file name does not match the first LSN \(header.firstLSN) in its header") }
+            if let databaseID = scans.first?.header?.databaseID, header.databaseID != databaseID {
+                corrupt(scan.file, 0, "belongs to database \(header.databaseID), not \(databaseID)")
+            }
+            if index > 0 {
+                let previous = scans[index - 1]
+                if case .sealed(let next) = previous.end, next != header.firstLSN {
+                    corrupt(scan.file, 0, "the previous segment's seal says the log continues at LSN \(next), this segment starts at \(header.firstLSN) (a segment is missing)")
+                }
+                if previous.header != nil, previous.end == .clean {
+                    corrupt(previous.file, previous.validEnd, "the segment ends without a seal, yet later segments exist")
+                }
+            }
+        }
+        if case .bad(let offset, let reason) = scan.end {
+            var message = reason
+            if scan.laterValidFrames > 0 {
+                message += "; \(scan.laterValidFrames) valid frame(s) follow" + (scan.laterLastLSN.map { " (up to LSN \($0))" } ?? "")
+            }
+            let torn = plan == .truncateTail(file: scan.file, offset: offset) && index == scans.count - 1
+            found.append(WALProblem(kind: torn ? .tornTail : .corrupt, file: scan.file, offset: offset, message: message))
+        }
+        return found
     }
 }

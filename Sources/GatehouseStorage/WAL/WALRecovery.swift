@@ -22,6 +22,15 @@ struct WALRecovery {
     func run(replayFrom: LSN, replay: (LSN, LogRecord) throws -> Void) throws -> Outcome {
         let created = try prepareDirectory()
         let listing = try listSegments()
+        if listing.isEmpty, !created {
+            // A new log in a directory someone else created: make sure its entry is durable
+            // before the first segment goes in (a no-op when it already was).
+            do {
+                try fileSystem.syncDirectory(directoryName(of: directory))
+            } catch {
+                throw StorageError(error, "cannot sync the parent of \(directory)")
+            }
+        }
         // Scan from the segment holding `replayFrom`, and the one before it: its seal gives the
         // chain value an empty last segment continues (and checks the seal itself).
         let start = max(0, (listing.lastIndex { $0.firstLSN <= replayFrom } ?? 0) - 1)

@@ -1,0 +1,48 @@
+import Foundation
+public import GatehousePosix
+
+/// `gatehouse serve` as a child process on a free port, with the test admin key.
+public final class ServerProcess: @unchecked Sendable {
+    public let process: GatehouseProcess
+    public let address: HostPort
+    public let banner: String
+
+    /// Starts the server on `dataDirectory` and waits until it says where it listens.
+    public init(dataDirectory: String, extraArguments: [String] = []) throws {
+        process = try GatehouseProcess(
+            ["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--admin-key=\(TestServer.adminKey)",
+             "--log-format=json"] + extraArguments
+        )
+        guard let banner = process.readOutput(until: "admin key") else {
+            throw ServerProcessError.didNotStart
+        }
+        self.banner = banner
+        guard let line = banner.split(separator: "\n").first(where: { $0.contains("listening on ") }),
+            let range = line.range(of: "listening on "),
+            let text = line[range.upperBound...].split(separator: " ").first,
+            let address = HostPort(parsing: String(text))
+        else { throw ServerProcessError.didNotStart }
+        self.address = address
+    }
+
+    /// A connection that said hello with the admin key.
+    public func admin() async throws -> TestClient {
+        let client = try TestClient(connectingTo: address)
+        try await client.hello(TestServer.adminKey)
+        return client
+    }
+
+    public func kill9() async -> Int32 {
+        process.signal(SIGKILL)
+        return await process.finish().status
+    }
+
+    public func stop() async -> (status: Int32, output: String, errors: String) {
+        process.signal(SIGTERM)
+        return await process.finish()
+    }
+}
+
+public enum ServerProcessError: Error {
+    case didNotStart
+}

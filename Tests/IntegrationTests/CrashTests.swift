@@ -1,0 +1,229 @@
+import Foundation
+import GatehousePosix
+import GatehouseTesting
+import GatehouseWire
+import Testing
+
+/// The real binary, killed with SIGKILL under write load, loses nothing it acknowledged
+/// (DESIGN.md, "Reliability and security").
+@Suite struct CrashRecovery {
+    /// Each writer owns one project and writes configs numbered 1, 2, 3… in order; after a
+    /// crash, a project's config must be the last acknowledged one or the one in flight.
+    @Test func sigkillUnderWriteLoadLosesNoAcknowledgedWrite() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let dataDirectory = directory.appending("data")
+        let writers = 4
+        var keys: [String] = []
+        var acknowledged = [Int](repeating: 0, count: writers)
+        for round in 0..<3 {
+            let server = try ServerProcess(dataDirectory: dataDirectory)
+            if round == 0 {
+                let admin = try await server.admin()
+                for index in 0..<writers {
+                    let created = try await admin.call("project.create", ["project": .string("p\(index)")])
+                    keys.append(try #require(created.object("keys")?.string("secret")))
+                }
+            }
+            try await Self.checkSurvivors(server, keys: keys, acknowledged: acknowledged)
+            let target = acknowledged.reduce(0, +) + 60 * writers
+            let progress = WriteProgress(acknowledged)
+            let roundKeys = keys
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<writers {
+                    group.addTask { try await Self.write(server, key: roundKeys[index], writer: index, progress: progress) }
+                }
+                group.addTask {
+                    // Kill once enough writes were acknowledged; the writers are mid-flight.
+                    while await progress.total < target { await Task.yield() }
+                    _ = await server.kill9()
+                }
+                try await group.waitForAll()
+            }
+            acknowledged = await progress.counts
+        }
+        let server = try ServerProcess(dataDirectory: dataDirectory)
+        try await Self.checkSurvivors(server, keys: keys, acknowledged: acknowledged)
+        #expect(await server.stop().status == 0)
+    }
+
+    /// Writes until the connection dies; records each acknowledged number.
+    static func write(_ server: ServerProcess, key: String, writer: Int, progress: WriteProgress) async throws {
+        let client = try TestClient(connectingTo: server.address)
+        try await client.hello(key)
+        var next = await progress.counts[writer] + 1
+        while true {
+            let answer: JSONObject
+            do {
+                answer = try await client.call("config.put", ["config": ["entitlements": [["id": .string("v\(next)")]]]])
+            } catch {
+                return
+            }
+            guard answer.isSuccess else { return }
+            await progress.acknowledge(writer, next)
+            next += 1
+        }
+    }
+
+    static func checkSurvivors(_ server: ServerProcess, keys: [String], acknowledged: [Int]) async throws {
+        for (index, key) in keys.enumerated() {
+            let client = try TestClient(connectingTo: server.address)
+            try await client.hello(key)
+            let entitlements = try await client.call("config.get").object("config")?["entitlements"]?.arrayValue ?? []
+            let id = entitlements.first?.objectValue?.string("id")
+            let number = id.flatMap { Int($0.dropFirst()) } ?? 0
+            #expect(number == acknowledged[index] || number == acknowledged[index] + 1,
+                    "project p\(index): acknowledged v\(acknowledged[index]), recovered \(id ?? "nothing")")
+        }
+    }
+}
+
+/// The highest acknowledged number of each writer.
+actor WriteProgress {
+    private(set) var counts: [Int]
+    init(_ counts: [Int]) { self.counts = counts }
+    var total: Int { counts.reduce(0, +) }
+    func acknowledge(_ writer: Int, _ number: Int) { counts[writer] = number }
+}
+
+/// A damaged log: a torn tail is cut and reported; damage elsewhere refuses to start until the
+/// operator repairs it (DESIGN.md, "Durability and recovery").
+@Suite struct DamagedLog {
+    /// Starts a server, creates `count` projects one by one (one frame each), stops it (cleanly,
+    /// or with SIGKILL so the last segment is left open as after a crash), and answers the path
+    /// of the one log segment.
+    static func populatedLog(_ dataDirectory: String, count: Int, crash: Bool = false) async throws -> String {
+        let server = try ServerProcess(dataDirectory: dataDirectory)
+        let admin = try await server.admin()
+        for index in 0..<count {
+            #expect(try await admin.call("project.create", ["project": .string("p\(index)")]).isSuccess)
+        }
+        if crash {
+            _ = await server.kill9()
+        } else {
+            #expect(await server.stop().status == 0)
+        }
+        let segments = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.hasSuffix(".wal") }
+        #expect(segments.count == 1)
+        return dataDirectory + "/wal/" + segments[0]
+    }
+
+    /// The offset just past the last frame, walking the frames as docs/data-format.md lays
+    /// them out: from 4096, each a 48-byte header (marker `WALF`, body length at +8) and a body
+    /// padded to 8 bytes.
+    static func dataEnd(of bytes: Data) -> Int {
+        var offset = 4096
+        while offset + 48 <= bytes.count, bytes[offset..<offset + 4].elementsEqual(Array("WALF".utf8)) {
+            let length = bytes[offset + 8..<offset + 12].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+            offset += 48 + (length + 7) / 8 * 8
+        }
+        return offset
+    }
+
+    @Test func tornTailIsCutKeptAsideAndReportedAndEverythingAcknowledgedIsThere() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let dataDirectory = directory.appending("data")
+        let segment = try await Self.populatedLog(dataDirectory, count: 5, crash: true)
+        // A crash mid-write: the start of a frame, then nothing.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        let end = Self.dataEnd(of: bytes)
+        let torn: [UInt8] = [0x57, 0x41, 0x4C, 0x46, 0x13, 0x37, 0x00, 0x42, 0x99, 0x01, 0x02, 0x03]
+        bytes.replaceSubrange(end..<end + torn.count, with: torn)
+        try bytes.write(to: URL(fileURLWithPath: segment))
+
+        let server = try ServerProcess(dataDirectory: dataDirectory)
+        let admin = try await server.admin()
+        let projects = try await admin.call("project.list")["projects"]?.arrayValue ?? []
+        #expect(projects.count == 5)
+        let result = await server.stop()
+        #expect(result.errors.contains("torn"), "the start is logged with what was dropped")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.contains(".broken-") }
+        #expect(kept.count == 1)
+    }
+
+    @Test func damageInTheMiddleRefusesToStartAndRepairMakesItStart() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let dataDirectory = directory.appending("data")
+        let segment = try await Self.populatedLog(dataDirectory, count: 8)
+        // Flip one byte inside the first frame's body; seven good frames follow it.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        bytes[4096 + 48 + 4] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: segment))
+
+        let refused = try GatehouseProcess(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0",
+                                            "--admin-key=\(TestServer.adminKey)"])
+        let result = await refused.finish()
+        #expect(result.status == 3)
+        let name = (segment as NSString).lastPathComponent
+        #expect(result.errors.contains(name), "the message names the file: \(result.errors)")
+        #expect(result.errors.contains("offset"), "the message names the offset: \(result.errors)")
+        #expect(result.errors.contains("gatehouse wal"), "the message says what to do: \(result.errors)")
+
+        let verify = await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish()
+        #expect(verify.status == 1)
+        #expect(verify.output.contains(name))
+
+        let repair = await (try GatehouseProcess(["wal", "repair", "--data-dir=\(dataDirectory)"])).finish()
+        #expect(repair.status == 0, "\(repair.errors)")
+        let backups = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.hasPrefix("repair-") }
+        #expect(backups.count == 1, "repair keeps a copy of what it cuts")
+
+        let server = try ServerProcess(dataDirectory: dataDirectory)
+        let admin = try await server.admin()
+        #expect(try await admin.call("project.list").isSuccess)
+        #expect(await server.stop().status == 0)
+        #expect(await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish().status == 0)
+    }
+
+    @Test func dumpListsFramesAndRecords() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let dataDirectory = directory.appending("data")
+        _ = try await Self.populatedLog(dataDirectory, count: 3)
+        let dump = await (try GatehouseProcess(["wal", "dump", "--data-dir=\(dataDirectory)"])).finish()
+        #expect(dump.status == 0)
+        #expect(dump.output.split(separator: "\n").count >= 6, "\(dump.output)")
+        let verify = await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish()
+        #expect(verify.status == 0, "\(verify.output)")
+    }
+}
+
+/// Moving a tenant with the CLI, including from a stopped server.
+@Suite struct TenantCommandLine {
+    @Test func exportFromAStoppedServerAndRestoreOnAnother() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = directory.appending("source")
+        let server = try ServerProcess(dataDirectory: source)
+        let admin = try await server.admin()
+        let created = try await admin.call("project.create", ["project": "shop"])
+        let secret = try #require(created.object("keys")?.string("secret"))
+        let backend = try TestClient(connectingTo: server.address)
+        try await backend.hello(secret)
+        #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": "pro"]]]]).isSuccess)
+
+        let whileRunning = await (try GatehouseProcess(["tenant", "export", "shop", "--data-dir=\(source)"])).finish()
+        #expect(whileRunning.status == 1, "a running server holds the data directory")
+        #expect(whileRunning.errors.contains("in use"))
+        #expect(await server.stop().status == 0)
+
+        let file = directory.appending("shop.snap")
+        let export = await (try GatehouseProcess(["tenant", "export", "shop", "--data-dir=\(source)", "--out=\(file)"])).finish()
+        #expect(export.status == 0, "\(export.errors)")
+        #expect(export.output.contains(#""path":"\#(file)""#))
+
+        let target = try ServerProcess(dataDirectory: directory.appending("target"))
+        let common = ["--connect=\(target.address)", "--key=\(TestServer.adminKey)"]
+        let restore = await (try GatehouseProcess(["tenant", "restore", "shop", "--from=\(file)"] + common)).finish()
+        #expect(restore.status == 0, "\(restore.errors)")
+        let moved = try TestClient(connectingTo: target.address)
+        try await moved.hello(secret)
+        #expect(try await moved.call("config.get").object("config")?["entitlements"] == [["id": "pro"]])
+        let snapshot = await (try GatehouseProcess(["tenant", "snapshot", "shop"] + common)).finish()
+        #expect(snapshot.status == 0)
+        #expect(snapshot.output.contains("sha256"))
+        #expect(await target.stop().status == 0)
+    }
+}
