@@ -40,7 +40,7 @@ let package = Package(
         .executableTarget(name: "gatehouse", dependencies: ["GatehouseServer", "GatehouseBase"]),
         .executableTarget(
             name: "GatehouseBench",
-            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseBase"],
+            dependencies: ["GatehouseServer", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseBase"],
             path: "Benchmarks/GatehouseBench"
         ),
 

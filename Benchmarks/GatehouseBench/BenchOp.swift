@@ -10,10 +10,19 @@ enum BenchKey: String, Sendable {
     case admin
 }
 
+/// What an op leaves on the server besides the bench project. A run against a server that
+/// outlives it (`--connect`) removes it at the end; an in-process server is thrown away whole.
+enum BenchLeftovers: Sendable {
+    case nothing
+    /// Projects named `<bench project>-b<n>` (``BenchOp/createdProjectInfix``), one per request.
+    case createdProjects
+}
+
 /// One thing the load mode can measure. Adding an op is one entry in ``all``.
 ///
 /// The request template is sent over and over (see ``RequestTemplate``: `{n}` is a counter
-/// unique across the run, `{key}` the connection's key, and any other `{name}` comes from
+/// unique across the run, `{key}` the connection's key, `{bench_project}` the bench project's
+/// id as plain text (for use inside a JSON string), and any other `{name}` comes from
 /// `setup`). `setup` runs once per connection, after `hello` and before the clock starts,
 /// for what an op needs to exist first. A `sync` entry, for example, would read:
 ///
@@ -36,14 +45,23 @@ struct BenchOp: Sendable {
     /// One line for `--help`.
     let about: String
     let setup: Setup?
+    let leftovers: BenchLeftovers
 
-    init(name: String, key: BenchKey, request: String, about: String, setup: Setup? = nil) {
+    init(name: String, key: BenchKey, request: String, about: String, setup: Setup? = nil,
+         leftovers: BenchLeftovers = .nothing)
+    {
         self.name = name
         self.key = key
         self.request = request
         self.about = about
         self.setup = setup
+        self.leftovers = leftovers
     }
+
+    /// What `project.create` puts between the bench project's id and `{n}`: the projects a run
+    /// creates carry its own random id, so they never collide with an operator's tenants or
+    /// another run's, and the cleanup deletes exactly them.
+    static let createdProjectInfix = "-b"
 
     static let all: [BenchOp] = [
         BenchOp(name: "ping", key: .publicKey, request: #"{"id":{n},"op":"ping"}"#,
@@ -54,6 +72,15 @@ struct BenchOp: Sendable {
                 about: "the operator's counters"),
         BenchOp(name: "hello", key: .publicKey, request: #"{"id":{n},"op":"hello","key":{key}}"#,
                 about: "authenticating again with the public key, as a reconnecting app does"),
+        // Durable writes: answered only once their log record is durable under --fsync. No
+        // `"id":{n}` here: lineload fills only the first {n}, and these need theirs in the body.
+        BenchOp(name: "config.put", key: .secretKey,
+                request: #"{"op":"config.put","config":{"entitlements":[{"id":"e{n}"}]}}"#,
+                about: "a durable write: replaces the config with one entitlement e<n> (each write differs)"),
+        BenchOp(name: "project.create", key: .admin,
+                request: #"{"op":"project.create","project":"{bench_project}-b{n}"}"#,
+                about: "a durable write creating tenant <bench project>-b<n>; deleted at the end with --connect",
+                leftovers: .createdProjects),
     ]
 
     static func named(_ name: String) -> BenchOp? {

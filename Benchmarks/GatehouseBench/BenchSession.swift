@@ -53,6 +53,32 @@ final class BenchSession {
         return answer
     }
 
+    /// Sends `requests` in one write and reads their answers in order (the server answers a
+    /// connection's requests in order): the raw answer lines. For bulk work such as cleanup,
+    /// where one round trip per request would take minutes.
+    func pipelined(_ requests: [JSONObject]) throws(BenchFailure) -> [String] {
+        var bytes: [UInt8] = []
+        for request in requests {
+            bytes += JSONWriter.serialize(.object(request))
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        var answers: [String] = []
+        do {
+            try client.sendRaw(bytes)
+            while answers.count < requests.count {
+                guard let answer = try client.readLine() else {
+                    throw BenchFailure("\(address) closed the connection after \(answers.count) of \(requests.count) answers")
+                }
+                answers.append(answer)
+            }
+        } catch let failure as BenchFailure {
+            throw failure
+        } catch {
+            throw BenchFailure("pipelined requests to \(address) failed: \(error)")
+        }
+        return answers
+    }
+
     func close() {
         client.close()
     }

@@ -8,6 +8,9 @@ struct BenchTarget: Sendable {
     let adminKey: String
     /// How the report names the server: `in-process (fsync always)` or its address.
     let label: String
+    /// An in-process server whose data directory is deleted at the end: what an op leaves
+    /// behind (``BenchLeftovers``) need not be cleaned up one by one.
+    var isThrowaway = false
 }
 
 /// The project a run creates for itself, so runs never touch an operator's real tenants and

@@ -1,4 +1,3 @@
-import Foundation
 import GatehouseBase
 import GatehousePosix
 import GatehouseServer
@@ -29,8 +28,10 @@ struct InProcessServer: Sendable {
         let adminKey = "ak_bench_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32)
         configuration.adminKey = adminKey
         configuration.shutdownGrace = .seconds(2)
+        // A failed log write must be reported as a failed run, not end the process with exit 4.
+        configuration.exitOnStorageFailure = false
         if let ioThreads = settings.ioThreads { configuration.ioThreads = ioThreads }
-        let directory = try makeTemporaryDirectory(in: settings.parentDirectory ?? NSTemporaryDirectory())
+        let directory = try ScratchDirectory.make(in: settings.parentDirectory)
         configuration.dataDirectory = directory + "/data"
         // Warnings only: the server's lifecycle lines would interleave with the figures.
         let logger = Logger(label: "bench-server", handler: StreamLogHandler(), logLevel: .warning)
@@ -38,19 +39,19 @@ struct InProcessServer: Sendable {
         do {
             server = try Server(configuration: configuration, logger: logger)
         } catch {
-            try? FileManager.default.removeItem(atPath: directory)
+            ScratchDirectory.remove(directory)
             throw BenchFailure("the in-process server did not start: \(error)")
         }
         let label = "in-process, fsync \(settings.fsync), \(configuration.ioThreads) io thread(s)"
         return InProcessServer(
             server: server, dataDirectory: directory,
-            target: BenchTarget(address: server.address, adminKey: adminKey, label: label)
+            target: BenchTarget(address: server.address, adminKey: adminKey, label: label, isThrowaway: true)
         )
     }
 
     func stop() async {
         await server.shutdown()
-        try? FileManager.default.removeItem(atPath: dataDirectory)
+        ScratchDirectory.remove(dataDirectory)
     }
 
     /// The policy called `name`. Reached through `RawRepresentable` and `CaseIterable` rather
@@ -64,13 +65,5 @@ struct InProcessServer: Sendable {
             throw .usage("--fsync must be one of \(names), got '\(name)'")
         }
         return policy
-    }
-
-    private static func makeTemporaryDirectory(in parent: String) throws(BenchFailure) -> String {
-        var template = Array((parent + "/gatehouse-bench-XXXXXX").utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw BenchFailure("cannot create a data directory under \(parent): \(SystemError("mkdtemp", errno: errno))")
-        }
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

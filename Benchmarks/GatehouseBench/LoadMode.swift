@@ -69,6 +69,7 @@ enum LoadMode {
         let key = project.key(op.key, adminKey: target.adminKey)
         let hello = JSONWriter.string(["op": "hello", "key": .string(key)])
         let request = op.request.replacing("{key}", with: JSONWriter.string(.string(key)))
+            .replacing("{bench_project}", with: project.id)
         if options.json {
             print(JSONWriter.string([
                 "project": .string(project.id), "public_key": .string(project.publicKey),
@@ -78,6 +79,9 @@ enum LoadMode {
             return BenchExitCode.success
         }
         print("project \(project.id)\npublic_key \(project.publicKey)\nsecret_key \(project.secretKey)")
+        if op.leftovers == .createdProjects {
+            print("# \(op.name) creates projects \(project.id)\(BenchOp.createdProjectInfix)<n>: delete them when done")
+        }
         if op.setup != nil {
             print("# \(op.name) needs a setup per connection, which lineload cannot do: use gatehouse-bench")
         } else {

@@ -15,11 +15,19 @@ struct LoadPlan: Sendable {
     let threads: Int
 }
 
+/// Told when the measured window opens and closes, on the coordinating thread (blocking calls
+/// are fine there): how `durability` reads the server's fsync counters over the same window.
+protocol LoadProbe: AnyObject, Sendable {
+    func windowOpened()
+    func windowClosed()
+}
+
 /// The load mode from start to end. Blocking throughout: run it on a thread of its own
 /// (``BenchThreads/detached(_:)``), never on the concurrency pool.
 enum LoadRun {
-    /// Creates the bench project, measures, and deletes the project again.
-    static func run(_ plan: LoadPlan, on target: BenchTarget) -> Result<LoadReport, BenchFailure> {
+    /// Creates the bench project, measures, and deletes the project again (and what the op
+    /// created, on a server that outlives the run).
+    static func run(_ plan: LoadPlan, on target: BenchTarget, probe: (any LoadProbe)? = nil) -> Result<LoadReport, BenchFailure> {
         let project: BenchProject
         do {
             project = try BenchSetup.createProject(on: target)
@@ -28,13 +36,15 @@ enum LoadRun {
         }
         defer { BenchSetup.deleteProject(project, on: target) }
         do {
-            return .success(try measure(plan, project: project, on: target))
+            return .success(try measure(plan, project: project, on: target, probe: probe))
         } catch {
             return .failure(error)
         }
     }
 
-    private static func measure(_ plan: LoadPlan, project: BenchProject, on target: BenchTarget) throws(BenchFailure) -> LoadReport {
+    private static func measure(_ plan: LoadPlan, project: BenchProject, on target: BenchTarget, probe: (any LoadProbe)?)
+        throws(BenchFailure) -> LoadReport
+    {
         let key = project.key(plan.op.key, adminKey: target.adminKey)
         // The sessions own the sockets: they stay open until every loop has stopped.
         var sessions: [BenchSession] = []
@@ -44,7 +54,7 @@ enum LoadRun {
         for _ in 0..<plan.connections {
             let session = try BenchSession(connectingTo: target.address)
             sessions.append(session)
-            templates.append(try prepare(session, op: plan.op, key: key))
+            templates.append(try prepare(session, op: plan.op, key: key, project: project))
         }
         let loops = try makeLoops(count: min(plan.threads, plan.connections))
         let timeline = LoadTimeline(warmup: plan.warmup, duration: plan.duration)
@@ -60,7 +70,12 @@ enum LoadRun {
         for connection in connections {
             connection.loop.execute { connection.start() }
         }
+        if let probe {
+            sleep(until: timeline.measureFromNanoseconds)
+            probe.windowOpened()
+        }
         sleep(until: timeline.endNanoseconds)
+        probe?.windowClosed()
         // Connections stop themselves at the first answer after the end; these stop the ones a
         // silent server left waiting.
         for connection in connections {
@@ -70,6 +85,9 @@ enum LoadRun {
             loop.stop()
             loop.waitUntilStopped()
         }
+        if plan.op.leftovers != .nothing, !target.isThrowaway {
+            BenchCleanup.removeLeftovers(of: plan.op, project: project, loadSessions: sessions, on: target)
+        }
         let results = tallies.map(\.counts)
         if let failure = results.lazy.compactMap(\.failure).first {
             throw BenchFailure(failure)
@@ -78,11 +96,13 @@ enum LoadRun {
     }
 
     /// `hello` with the op's key, then the op's own setup; answers the request to repeat.
-    private static func prepare(_ session: BenchSession, op: BenchOp, key: String) throws(BenchFailure) -> RequestTemplate {
+    private static func prepare(_ session: BenchSession, op: BenchOp, key: String, project: BenchProject)
+        throws(BenchFailure) -> RequestTemplate
+    {
         try session.hello(key)
         var variables = try op.setup?(session) ?? [:]
         variables["key"] = .string(key)
-        let template = try RequestTemplate(op.request, variables: variables)
+        let template = try RequestTemplate(op.request, variables: variables, verbatim: ["bench_project": project.id])
         session.client.socket.setNonBlocking()
         return template
     }

@@ -6,7 +6,9 @@ import GatehouseWire
 /// `{n}` becomes a counter unique across the run (as in `bench/lineload.c`): for idempotency
 /// keys, ids and anything else that must not repeat. Any other `{name}` is replaced at compile
 /// time by the JSON text of `variables[name]` (a string arrives quoted and escaped), so an op's
-/// setup can hand over a profile id without the template worrying about escaping. A `{` not
+/// setup can hand over a profile id without the template worrying about escaping, or by
+/// `verbatim[name]` as it is, for text inside a JSON string (the caller vouches that it needs no
+/// escaping: the bench project's id, which is lowercase letters, digits and dashes). A `{` not
 /// followed by a lowercase name and `}` is ordinary JSON.
 struct RequestTemplate: Sendable {
     private enum Piece: Sendable {
@@ -18,7 +20,7 @@ struct RequestTemplate: Sendable {
     /// The longest line it can write, newline included: a counter takes at most 20 digits.
     let maxLineBytes: Int
 
-    init(_ text: String, variables: [String: JSONValue]) throws(BenchFailure) {
+    init(_ text: String, variables: [String: JSONValue], verbatim: [String: String] = [:]) throws(BenchFailure) {
         var pieces: [Piece] = []
         var literal: [UInt8] = []
         var rest = Substring(text)
@@ -38,6 +40,8 @@ struct RequestTemplate: Sendable {
                 pieces.append(.counter)
             } else if let value = variables[String(name)] {
                 literal += JSONWriter.serialize(value)
+            } else if let text = verbatim[String(name)] {
+                literal += text.utf8
             } else {
                 throw BenchFailure("request template \(text) names {\(name)}, which its op's setup does not provide")
             }

@@ -1,5 +1,5 @@
 public import GatehouseBase
-public import GatehouseCore
+import GatehouseCore
 public import GatehouseStorage
 
 /// Settings of the runtime's storage side.

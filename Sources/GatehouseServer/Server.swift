@@ -105,7 +105,7 @@ public final class Server: Sendable {
             ) { error in
                 // fsyncgate: memory may now hold changes that never reached the disk. Stop at once,
                 // answer nothing more; the next start recovers from what is on disk.
-                logger.critical("wal.failed", metadata: ["error": "\(error)"])
+                logger.critical("server.stopping_on_storage_failure", metadata: ["error": "\(error)", "exit_code": "4"])
                 if exitOnFailure { _exit(GatehouseCommand.ExitCode.storageFailure) }
             }
         } catch {

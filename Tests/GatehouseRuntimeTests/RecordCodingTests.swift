@@ -79,3 +79,44 @@ import Testing
         #expect(throws: ByteReaderError.self) { try StateCoding.decode(StateCoding.encode(state)) }
     }
 }
+
+/// The exact bytes of runtime records: what old logs and snapshots hold must keep meaning the
+/// same. A change here is a format change (docs/data-format.md, "Runtime records").
+@Suite struct RecordGoldenBytes {
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    static let state = ProjectState(
+        id: try! ProjectID(validating: "acme"), name: "Acme", createdMs: 1_700_000_000_000,
+        keys: KeyDigests(publicKey: SecretDigest(bytes: [UInt8](repeating: 0xAA, count: 32))!,
+                         secretKey: SecretDigest(bytes: [UInt8](repeating: 0xBB, count: 32))!),
+        keyGenerations: [.public: 2, .secret: 1],
+        config: ProjectConfig(entitlements: [EntitlementDefinition(id: "pro")],
+                              products: [ProductDefinition(id: "m", type: .subscription, entitlements: ["pro"],
+                                                           grants: [CurrencyGrant(currency: "C", amount: 5, on: .renewal)])],
+                              currencies: [CurrencyDefinition(code: "C")]),
+        sequence: 3, configCursor: 2
+    )
+
+    @Test func projectCreatedRecord() {
+        let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
+        #expect(record.kind == 1)
+        #expect(Self.hex(record.payload) == Self.goldenCreated, "\(Self.hex(record.payload))")
+    }
+
+    @Test func smallRecords() {
+        #expect(RuntimeRecord.projectDeleted(300).logRecord.kind == 2)
+        #expect(Self.hex(RuntimeRecord.projectDeleted(300).logRecord.payload) == "ac02")
+        let restored = RuntimeRecord.projectRestored(5, snapshotFile: "r.snap", replacing: 4).logRecord
+        #expect(restored.kind == 3)
+        #expect(Self.hex(restored.payload) == "0506722e736e61700104")
+        let rotated = RuntimeRecord.projectChanged(5, .keyRotated(.secret, SecretDigest(bytes: [UInt8](repeating: 1, count: 32))!)).logRecord
+        #expect(rotated.kind == 17)
+        #expect(Self.hex(rotated.payload) == "0506736563726574" + String(repeating: "01", count: 32))
+    }
+
+    static let goldenCreated = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+        + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
+        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02"
+}

@@ -1,3 +1,5 @@
+import Foundation
+import GatehouseBase
 import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
@@ -98,5 +100,71 @@ import Testing
             #expect(try await check.call("config.get").object("config")?["entitlements"] == [["id": .string("r\(round)")]])
         }
         await server.stop()
+    }
+}
+
+/// Damage the server must survive or refuse cleanly.
+@Suite struct DamagedState {
+    @Test func damagedNewestSnapshotFallsBackToThePreviousOneAndTheLog() async throws {
+        let first = try TestServer()
+        let keys = try await first.createProject("acme")
+        let backend = try first.connect()
+        try await backend.hello(keys.secretKey)
+        let admin = try await first.admin()
+        for version in 1...3 {
+            #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": .string("v\(version)")]]]]).isSuccess)
+            if version < 3 { #expect(try await admin.call("server.checkpoint").isSuccess) }
+        }
+        await first.server.shutdown()
+        // Two snapshots of the project are kept; flip a byte in the middle of the newest.
+        let directory = first.dataPath + "/snapshots"
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".snap") }.sorted()
+        #expect(names.count == 2)
+        let newest = try #require(names.last)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + newest))
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: directory + "/" + newest))
+
+        let second = try TestServer(dataDirectory: first.dataDirectory)
+        let check = try second.connect()
+        try await check.hello(keys.secretKey)
+        #expect(try await check.call("config.get").object("config")?["entitlements"] == [["id": "v3"]])
+        #expect(second.logs.events.contains("recovery.snapshot_fallback"))
+        await second.stop()
+    }
+
+    @Test func failedFsyncStopsWritesAndAnswersNothingInFlightAndTheDiskRecovers() async throws {
+        let disk = FaultyFileSystem()
+        let first = try TestServer {
+            $0.fileSystem = disk
+            // The write that is never answered holds its connection open; do not wait long for it.
+            $0.shutdownGrace = .milliseconds(100)
+        }
+        let keys = try await first.createProject("acme")
+        let backend = try first.connect()
+        try await backend.hello(keys.secretKey)
+        #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": "kept"]]]]).isSuccess)
+
+        disk.failNextSync()
+        try await backend.send(#"{"id":"lost","op":"config.put","config":{"entitlements":[{"id":"lost"}]}}"#)
+        // fsyncgate: the failure is reported once, and the write in flight is never answered.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !first.logs.events.contains("wal.failed"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(first.logs.events.filter { $0 == "wal.failed" }.count == 1)
+        let other = try first.connect()
+        try await other.hello(keys.secretKey)
+        #expect(try await other.call("config.put", ["config": ["entitlements": [["id": "later"]]]]).errorCode == .internal)
+        await first.server.shutdown()
+
+        // What reached the disk is what the next start sees: the acknowledged write, never "later".
+        let survivor = disk.crash(seed: 7, .dropUnsynced)
+        let second = try TestServer(dataDirectory: first.dataDirectory) { $0.fileSystem = survivor }
+        let check = try second.connect()
+        try await check.hello(keys.secretKey)
+        let entitlements = try await check.call("config.get").object("config")?["entitlements"]
+        #expect(entitlements == [["id": "kept"]] || entitlements == [["id": "lost"]])
+        await second.stop()
     }
 }

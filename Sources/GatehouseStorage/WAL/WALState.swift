@@ -73,6 +73,8 @@ final class WALShared: Sendable {
     let deliveredLSN: Atomic<UInt64>
     let readOnly = Atomic<Bool>(false)
     let failed = Atomic<Bool>(false)
+    /// Whether `onFatal` was called; it is, at most once.
+    private let reported = Atomic<Bool>(false)
 
     init(files: SegmentFiles, logger: Logger, onFatal: @escaping @Sendable (StorageError) -> Void, databaseID: DatabaseID, core: WALCoreState) {
         self.files = files
@@ -91,6 +93,12 @@ final class WALShared: Sendable {
     /// Fail-stop: nothing pending or later is ever acknowledged, appends throw `failed`, the
     /// threads stop, and `onFatal` runs once (when `fatal`). Never retried.
     func fail(_ error: StorageError, fatal: Bool = true) {
+        // Report first, before anyone can observe the failed state: whoever sees an append or a
+        // wait fail also finds the failure already reported (and the server already stopping).
+        if fatal, reported.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+            logger.critical("wal.failed", metadata: ["error": "\(error)"])
+            onFatal(error)
+        }
         let outcome: (first: Bool, durable: [DurabilityWaiter], failing: [DurabilityWaiter]) = core.withLock { state in
             guard state.failure == nil else { return (false, [], []) }
             state.failure = error
@@ -114,9 +122,8 @@ final class WALShared: Sendable {
         housekeeping.broadcast()
         guard outcome.first else { return }
         failed.store(true, ordering: .releasing)
-        logger.critical("wal.failed", metadata: ["error": "\(error)"])
+        if !fatal { logger.warning("wal.stopped", metadata: ["error": "\(error)"]) }
         for waiter in outcome.durable { waiter.onDurable() }
-        if fatal { onFatal(error) }
         for waiter in outcome.failing { waiter.onFailure?(error) }
     }
 
