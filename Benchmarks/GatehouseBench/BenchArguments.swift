@@ -1,5 +1,6 @@
 import GatehousePosix
 import GatehouseServer
+import GatehouseStorage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,6 +8,7 @@ import Glibc
 /// What the command line asked for, checked: anything wrong here is a usage error (exit 2).
 enum BenchMode {
     case help(String)
+    case durability(DurabilityOptions)
     case load(LoadOptions)
     case micro(iterations: Int)
     case smoke
@@ -30,6 +32,9 @@ enum BenchArguments {
         if arguments.first == "micro" {
             return try parseMicro(Array(arguments.dropFirst()))
         }
+        if arguments.first == "durability" {
+            return try parseDurability(Array(arguments.dropFirst()))
+        }
         let parsed = try parse(arguments, with: loadParser)
         if parsed.helpRequested { return .help(loadParser.helpText()) }
         if parsed.flag("smoke") {
@@ -43,6 +48,43 @@ enum BenchArguments {
         let parsed = try parse(arguments, with: microParser)
         if parsed.helpRequested { return .help(microParser.helpText()) }
         return .micro(iterations: try integer(parsed, "iterations", default: 200_000, in: 1...1_000_000_000))
+    }
+
+    private static func parseDurability(_ arguments: [String]) throws(BenchFailure) -> BenchMode {
+        let parsed = try parse(arguments, with: durabilityParser)
+        if parsed.helpRequested { return .help(durabilityParser.helpText()) }
+        var options = DurabilityOptions()
+        if let text = parsed.value("parts") {
+            options.parts = try list(text, "parts") { DurabilityPart(rawValue: $0) }
+        }
+        if let text = parsed.value("policies") {
+            options.policies = try list(text, "policies") { DurabilityPolicy(rawValue: $0) }
+        }
+        if let text = parsed.value("clients") {
+            options.clients = try list(text, "clients") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } }
+        }
+        options.warmup = try seconds(parsed, "warmup", default: options.warmup.inSeconds, allowZero: true)
+        options.duration = try seconds(parsed, "duration", default: options.duration.inSeconds, allowZero: false)
+        options.replayRecords = try integer(parsed, "records", default: options.replayRecords, in: 1...1_000_000_000)
+        options.snapshotMiB = try integer(parsed, "snapshot-mib", default: options.snapshotMiB, in: 1...16_384)
+        options.parentDirectory = parsed.value("data-dir")
+        if parsed.value("io-threads") != nil {
+            options.ioThreads = try integer(parsed, "io-threads", default: 1, in: 1...64)
+        }
+        return .durability(options)
+    }
+
+    /// A comma-separated list whose every item `item` accepts.
+    private static func list<T>(_ text: String, _ name: String, _ item: (String) -> T?) throws(BenchFailure) -> [T] {
+        var values: [T] = []
+        for piece in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let value = item(String(piece)) else {
+                throw .usage("--\(name): '\(piece)' is not a valid item (see --help)")
+            }
+            values.append(value)
+        }
+        guard !values.isEmpty else { throw .usage("--\(name) needs at least one item") }
+        return values
     }
 
     private static func loadOptions(_ parsed: ParsedArguments) throws(BenchFailure) -> LoadOptions {

@@ -1,6 +1,6 @@
 import GatehouseServer
 
-/// The option tables and `--help` texts of both modes.
+/// The option tables and `--help` texts of every mode.
 extension BenchArguments {
     static let loadParser = ArgumentParser(
         command: "gatehouse-bench",
@@ -19,7 +19,7 @@ extension BenchArguments {
             .value("data-dir", placeholder: "DIR", help: "in-process server: make its temporary data directory here (default $TMPDIR or /tmp; a tmpfs makes fsync free)"),
             .flag("setup-only", help: "with --connect: create the project, print its keys and lineload arguments, stop"),
             .flag("json", help: "also print one JSON object on stdout (the human line goes to stderr)"),
-            .flag("smoke", help: "the CI check: micro briefly, then ping and config.get in-process (no other options)"),
+            .flag("smoke", help: "the CI check: every mode briefly, in-process (no other options)"),
         ]
     )
 
@@ -35,6 +35,40 @@ extension BenchArguments {
             """,
         options: [
             .value("iterations", placeholder: "N", help: "operations per measurement (default 200000; the framer does N/100 batches)"),
+        ]
+    )
+
+    static let durabilityParser = ArgumentParser(
+        command: "gatehouse-bench durability",
+        summary: """
+            Measures durability on a real disk, in temporary directories under
+            --data-dir (default $TMPDIR or /tmp) that are deleted at the end:
+              server    durable writes (config.put) through an in-process server,
+                        pipeline 1, per policy and client count: writes/s,
+                        p50/p99 latency, and the fsyncs and frames the server's
+                        log made over the same window (server.stats)
+              log       the write-ahead log alone: threads append ~100-byte
+                        records, each waiting for its record to be durable
+                        before the next: records/s, latency, records per sync
+              replay    N records written in frames of 50, then
+                        WriteAheadLog.open timed while it checks and replays
+                        them: records/s and MB/s
+              snapshot  SnapshotFile write and read-back of an M MiB body: MB/s
+                        each way, and the file's size after compression
+            Each point runs --warmup, then --duration seconds. Build with -c
+            release: a debug build's figures mean nothing.
+            Exit codes: 0 ok, 1 a part failed, 2 usage.
+            """,
+        options: [
+            .value("parts", placeholder: "LIST", help: "which parts, comma-separated (default server,log,replay,snapshot)"),
+            .value("policies", placeholder: "LIST", help: "fsync policies for server and log (default always,everysec; none allowed)"),
+            .value("clients", placeholder: "LIST", help: "clients (server) and threads (log) (default 1,10,50)"),
+            .value("duration", placeholder: "SECONDS", help: "measured time per point (default 5)"),
+            .value("warmup", placeholder: "SECONDS", help: "load before each point, not counted (default 1)"),
+            .value("records", placeholder: "N", help: "records written and replayed (default 1000000)"),
+            .value("snapshot-mib", placeholder: "M", help: "snapshot body in MiB (default 256)"),
+            .value("data-dir", placeholder: "DIR", help: "where the temporary directories go (a tmpfs makes fsync free)"),
+            .value("io-threads", placeholder: "N", help: "in-process server: event-loop threads (default: the server's)"),
         ]
     )
 
@@ -67,9 +101,13 @@ extension BenchArguments {
 
             other modes:
               gatehouse-bench micro [--iterations N]   ns/op of parsing, answering, framing
+              gatehouse-bench durability [options]     durable writes, the log alone, replay,
+                                                       snapshots (see durability --help)
               gatehouse-bench --smoke                  what CI runs: micro briefly, then
-                                                       ping and config.get in-process, 4
-                                                       connections x pipeline 4, 1 s each;
+                                                       ping, config.get, config.put and
+                                                       project.create in-process, 4
+                                                       connections x pipeline 4, 1 s each,
+                                                       then durability with tiny sizes;
                                                        checks the tool works, asserts no speed
 
             exit codes: 0 ok; 1 failure (error answers, nothing completed, server

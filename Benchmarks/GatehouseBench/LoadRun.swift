@@ -71,10 +71,10 @@ enum LoadRun {
             connection.loop.execute { connection.start() }
         }
         if let probe {
-            sleep(until: timeline.measureFromNanoseconds)
+            LoadTimeline.sleep(until: timeline.measureFromNanoseconds)
             probe.windowOpened()
         }
-        sleep(until: timeline.endNanoseconds)
+        LoadTimeline.sleep(until: timeline.endNanoseconds)
         probe?.windowClosed()
         // Connections stop themselves at the first answer after the end; these stop the ones a
         // silent server left waiting.
@@ -119,15 +119,5 @@ enum LoadRun {
         // Started only once all exist, so a failure above leaves no thread behind.
         for loop in loops { loop.start() }
         return loops
-    }
-
-    private static func sleep(until deadline: UInt64) {
-        while true {
-            let now = LoadTimeline.now()
-            guard now < deadline else { return }
-            let remaining = deadline - now
-            var request = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
-            _ = nanosleep(&request, nil)
-        }
     }
 }

@@ -1,4 +1,7 @@
 import GatehousePosix
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The run's clock, shared by every connection thread: monotonic nanoseconds, fixed before
 /// the threads start, so no thread ever asks another what time the run ends.
@@ -22,6 +25,17 @@ struct LoadTimeline: Sendable {
     @inline(__always)
     static func now() -> UInt64 {
         EventLoop.monotonicNanoseconds()
+    }
+
+    /// Blocks this (non-pool) thread until the monotonic clock reaches `deadline`.
+    static func sleep(until deadline: UInt64) {
+        while true {
+            let now = Self.now()
+            guard now < deadline else { return }
+            let remaining = deadline - now
+            var request = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+            _ = nanosleep(&request, nil)
+        }
     }
 
     static func nanoseconds(_ duration: Duration) -> UInt64 {

@@ -1,9 +1,10 @@
 /// `--smoke`, what CI runs on a debug build: every part of the tool once, briefly. It fails on
-/// anything broken (a wrong micro checksum, an error answer, nothing completed) and never on
-/// speed, which a debug build on a shared CI machine cannot tell us anything about.
+/// anything broken (a wrong micro checksum, an error answer, nothing completed, a log that
+/// replays wrong) and never on speed, which a debug build on a shared CI machine cannot tell
+/// us anything about.
 enum SmokeRun {
     private static let microIterations = 2_000
-    private static let ops = ["ping", "config.get"]
+    private static let ops = ["ping", "config.get", "config.put", "project.create"]
 
     static func run() async -> Int32 {
         print("smoke: micro, \(microIterations) iterations")
@@ -27,6 +28,10 @@ enum SmokeRun {
             if code != BenchExitCode.success { status = code }
         }
         await server.stop()
+
+        print("smoke: durability, tiny sizes")
+        let code = await DurabilityMode.measure(.smoke)
+        if code != BenchExitCode.success { status = code }
         print(status == BenchExitCode.success ? "smoke: ok" : "smoke: FAILED")
         return status
     }

@@ -11,6 +11,8 @@ case .failure(let failure):
 case .success(.help(let text)):
     print(text, terminator: "")
     status = BenchExitCode.success
+case .success(.durability(let options)):
+    status = await DurabilityMode.run(options)
 case .success(.micro(let iterations)):
     status = MicroMode.run(iterations: iterations)
 case .success(.smoke):

@@ -63,7 +63,8 @@ public final class Engine: Sendable {
             try recovery.apply(lsn: lsn, record: record)
         }
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
-        let projects = try recovery.projects(log: log, trigger: trigger)
+        let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random)
+        let projects = try recovery.projects(context: context)
         let registry = Registry(adminKey: adminKey, clock: clock, random: random, logger: logger, log: log,
                                 trigger: trigger, projects: projects, nextIncarnation: recovery.nextIncarnation)
         let io = BlockingIO(label: "gatehouse.snapshot-io")
@@ -175,17 +176,17 @@ struct RecoveryState {
             let (_, body) = try SnapshotFile.read(path: paths.snapshots + "/" + file, fileSystem: fileSystem)
             loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn)
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
-        case .projectChanged(let incarnation, let change):
+        case .projectChanged(let incarnation, let batch):
             // A change for an incarnation deleted before the replay start is simply past.
             guard var entry = loaded[incarnation], lsn > entry.baseLSN else { return }
-            entry.state.apply(change)
+            entry.state.apply(batch)
             entry.lastLSN = lsn
             loaded[incarnation] = entry
         }
     }
 
     /// Actors for every live project; two live projects with one id is damage.
-    func projects(log: WriteAheadLog, trigger: SnapshotTrigger) throws -> [Project] {
+    func projects(context: ProjectContext) throws -> [Project] {
         var seen: [ProjectID: Incarnation] = [:]
         var projects: [Project] = []
         for (incarnation, entry) in loaded.sorted(by: { $0.key < $1.key }) {
@@ -194,7 +195,7 @@ struct RecoveryState {
             }
             seen[entry.state.id] = incarnation
             projects.append(Project(state: entry.state, incarnation: incarnation, originLSN: entry.baseLSN,
-                                    lastLSN: entry.lastLSN, log: log, checkpoints: trigger))
+                                    lastLSN: entry.lastLSN, context: context))
         }
         return projects
     }

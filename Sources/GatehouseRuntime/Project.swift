@@ -1,7 +1,15 @@
-import GatehouseBase
+public import GatehouseBase
 public import GatehouseCore
 public import GatehouseStorage
 import Synchronization
+
+/// What every project needs from the server around it.
+struct ProjectContext: Sendable {
+    let log: WriteAheadLog
+    let trigger: SnapshotTrigger
+    let clock: any ServerClock
+    let random: any RandomSource
+}
 
 /// A value whose answer may go out once the log is durable up to `lsn`.
 public struct Committed<Value: Sendable>: Sendable {
@@ -26,8 +34,7 @@ public actor Project {
     nonisolated let originLSN: LSN
     /// What other threads may read without entering the actor.
     public nonisolated let published: PublishedProjectState
-    private let log: WriteAheadLog
-    private let checkpoints: SnapshotTrigger
+    private let context: ProjectContext
     private var state: ProjectState
     /// The log position of the last change applied here, durable or not yet.
     private var lastLSN: LSN
@@ -37,21 +44,25 @@ public actor Project {
     /// state's sequence can be placed after everything this one ever answered.
     private var frozen = false
 
-    init(state: ProjectState, incarnation: Incarnation, originLSN: LSN, lastLSN: LSN, log: WriteAheadLog,
-         checkpoints: SnapshotTrigger)
-    {
+    init(state: ProjectState, incarnation: Incarnation, originLSN: LSN, lastLSN: LSN, context: ProjectContext) {
         self.id = state.id
         self.incarnation = incarnation
         self.state = state
         self.lastLSN = lastLSN
         self.originLSN = originLSN
-        self.log = log
-        self.checkpoints = checkpoints
+        self.context = context
         self.published = PublishedProjectState(state: state)
     }
 
+    var log: WriteAheadLog { context.log }
+    var currentState: ProjectState { state }
+    var lastCommittedLSN: LSN { lastLSN }
+    var nowMs: Int64 { context.clock.nowMs() }
+    var random: any RandomSource { context.random }
+
     public func summary() -> Committed<ProjectSummary> {
-        Committed(ProjectSummary(id: state.id, name: state.name, createdMs: state.createdMs, profiles: 0, cursor: state.sequence),
+        Committed(ProjectSummary(id: state.id, name: state.name, createdMs: state.createdMs, profiles: state.profiles.count,
+                                 cursor: state.sequence),
                   lsn: lastLSN)
     }
 
@@ -94,19 +105,23 @@ public actor Project {
         frozen = false
     }
 
+    private func commit(_ change: ProjectState.Change) throws(GatehouseError) -> LSN {
+        try commit(ProjectState.ChangeBatch([change], atMs: context.clock.nowMs()))
+    }
+
     /// Log first, then apply: nothing is in memory that is not in the log, and a change the
     /// log refuses (disk full) leaves no trace.
-    private func commit(_ change: ProjectState.Change) throws(GatehouseError) -> LSN {
+    func commit(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
         guard !frozen else { throw GatehouseError(.overloaded, "the project is being restored; retry shortly") }
-        let record = RuntimeRecord.projectChanged(incarnation, change).logRecord
+        let record = RuntimeRecord.projectChanged(incarnation, batch).logRecord
         let lsn = try log.appendMappingErrors(record)
-        state.apply(change)
+        state.apply(batch)
         lastLSN = lsn
         published.update(from: state)
         loggedBytesSinceSnapshot += record.payload.count
-        if checkpoints.isDue(loggedBytes: loggedBytesSinceSnapshot) {
+        if context.trigger.isDue(loggedBytes: loggedBytesSinceSnapshot) {
             loggedBytesSinceSnapshot = 0
-            checkpoints.request(self)
+            context.trigger.request(self)
         }
         return lsn
     }

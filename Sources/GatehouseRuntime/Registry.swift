@@ -51,6 +51,7 @@ public final class Registry: Sendable {
     let logger: Logger
     let trigger: SnapshotTrigger
     private let adminKey: SecretDigest
+    var projectContext: ProjectContext { ProjectContext(log: log, trigger: trigger, clock: clock, random: random) }
     private let directory: Mutex<Directory>
 
     struct Directory {
@@ -118,7 +119,7 @@ public final class Registry: Sendable {
                 return .failure(error)
             }
             directory.nextIncarnation += 1
-            let project = Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, log: log, checkpoints: trigger)
+            let project = Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, context: projectContext)
             directory.projects[id] = project
             return .success((project, lsn))
         }

@@ -85,7 +85,7 @@ extension Engine {
         do {
             try await stage(state, file: file)
             let (project, lsn) = try registry.installRestored(id: id, replacing: live, snapshotFile: file) { incarnation, lsn in
-                Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, log: log, checkpoints: registry.trigger)
+                Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, context: registry.projectContext)
             }
             await log.waitDurable(lsn)
             try? await checkpointer.adoptRestored(project.incarnation, file: file, lsn: lsn)

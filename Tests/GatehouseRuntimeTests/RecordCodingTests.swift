@@ -25,10 +25,21 @@ import Testing
         )
     }
 
+    static let profileA = ProfileID(high: 1, low: 2, tag: 3)
+    static let profileB = ProfileID(high: 4, low: 5, tag: 3)
+    static let tokenA = AppAccountToken(high: 6, low: 7)
+    static let tokenB = AppAccountToken(high: 8, low: 9)
+
     static var state: ProjectState {
         var state = ProjectState(id: try! ProjectID(validating: "acme"), name: "Acme Ünïcode", createdMs: 1_700_000_000_000, keys: keys)
-        state.apply(.configReplaced(fullConfig))
-        state.apply(.keyRotated(.public, SecretDigest(secret: "pk2")))
+        state.apply(.init([.configReplaced(fullConfig)], atMs: 1))
+        state.apply(.init([.keyRotated(.public, SecretDigest(secret: "pk2"))], atMs: 2))
+        state.apply(.init([
+            .profileCreated(Profile(id: profileA, customerUserID: "alice", token: tokenA, createdMs: 3, lastSeenMs: 3, cursor: 0)),
+            .profileCreated(Profile(id: profileB, customerUserID: nil, token: tokenB, createdMs: 3, lastSeenMs: 3, cursor: 0)),
+            .attributesUpdated(profileB, [.init(key: "$email", value: "b@x.io")]),
+        ], atMs: 3))
+        state.apply(.init([.profileMerged(from: profileB, into: profileA)], atMs: 4))
         return state
     }
 
@@ -37,9 +48,18 @@ import Testing
         .projectDeleted(9),
         .projectRestored(11, snapshotFile: "restore-1-abc.snap", replacing: 7),
         .projectRestored(12, snapshotFile: "restore-2-def.snap", replacing: nil),
-        .projectChanged(7, .configReplaced(fullConfig)),
-        .projectChanged(7, .configReplaced(.empty)),
-        .projectChanged(7, .keyRotated(.secret, SecretDigest(secret: "sk2"))),
+        .projectChanged(7, .init([.configReplaced(fullConfig)], atMs: 5)),
+        .projectChanged(7, .init([.configReplaced(.empty), .keyRotated(.secret, SecretDigest(secret: "sk2"))], atMs: -5)),
+        .projectChanged(7, .init([
+            .profileCreated(Profile(id: profileA, customerUserID: "ü", token: tokenA, aliases: [profileB],
+                                    attributes: ["a": "1", "b": "2"], createdMs: 1, lastSeenMs: 2, cursor: 3)),
+            .customerUserIDAssigned(profileA, "alice"),
+            .tokenAssigned(profileA, tokenB),
+            .profileMerged(from: profileB, into: profileA),
+            .attributesUpdated(profileA, [.init(key: "k", value: nil), .init(key: "j", value: "v")]),
+            .profileDeleted(profileB),
+        ], atMs: 1_700_000_000_000)),
+        .projectChanged(7, .init([], atMs: 0)),
     ])
     func everyRecordRoundTrips(_ record: RuntimeRecord) throws {
         #expect(try RuntimeRecord(record.logRecord) == record)
@@ -47,6 +67,10 @@ import Testing
 
     @Test func stateRoundTripsThroughASnapshotBody() throws {
         let decoded = try StateCoding.decode(StateCoding.encode(Self.state))
+        #expect(decoded == Self.state)
+        #expect(decoded.profiles.profile(Self.profileB)?.id == Self.profileA, "the alias still resolves")
+        #expect(decoded.profiles.profile(token: Self.tokenB)?.id == Self.profileA, "the merged token still resolves")
+        #expect(decoded.events.events.count == 1)
         #expect(decoded.id == Self.state.id)
         #expect(decoded.name == Self.state.name)
         #expect(decoded.config == Self.state.config)
@@ -75,7 +99,8 @@ import Testing
         var config = ProjectConfig.empty
         config.products = [ProductDefinition(id: "p", type: .subscription, entitlements: ["missing"])]
         let state = ProjectState(id: try! ProjectID(validating: "x"), name: "x", createdMs: 0, keys: Self.keys,
-                                 keyGenerations: [.public: 1, .secret: 1], config: config, sequence: 1, configCursor: 1)
+                                 keyGenerations: [.public: 1, .secret: 1], config: config, sequence: 1, configCursor: 1,
+                                 profiles: ProfileDirectory(), events: EventLog())
         #expect(throws: ByteReaderError.self) { try StateCoding.decode(StateCoding.encode(state)) }
     }
 }
@@ -96,7 +121,7 @@ import Testing
                               products: [ProductDefinition(id: "m", type: .subscription, entitlements: ["pro"],
                                                            grants: [CurrencyGrant(currency: "C", amount: 5, on: .renewal)])],
                               currencies: [CurrencyDefinition(code: "C")]),
-        sequence: 3, configCursor: 2
+        sequence: 3, configCursor: 2, profiles: ProfileDirectory(), events: EventLog()
     )
 
     @Test func projectCreatedRecord() {
@@ -111,12 +136,17 @@ import Testing
         let restored = RuntimeRecord.projectRestored(5, snapshotFile: "r.snap", replacing: 4).logRecord
         #expect(restored.kind == 3)
         #expect(Self.hex(restored.payload) == "0506722e736e61700104")
-        let rotated = RuntimeRecord.projectChanged(5, .keyRotated(.secret, SecretDigest(bytes: [UInt8](repeating: 1, count: 32))!)).logRecord
-        #expect(rotated.kind == 17)
-        #expect(Self.hex(rotated.payload) == "0506736563726574" + String(repeating: "01", count: 32))
+        let rotated = RuntimeRecord.projectChanged(5, .init([.keyRotated(.secret, SecretDigest(bytes: [UInt8](repeating: 1, count: 32))!)],
+                                                            atMs: 3)).logRecord
+        #expect(rotated.kind == 16)
+        // incarnation 5, at 3 ms (zigzag 6), one change: tag 2, "secret", the digest.
+        #expect(Self.hex(rotated.payload) == "05" + "06" + "01" + "02" + "06736563726574" + String(repeating: "01", count: 32))
+        let profile = ProfileID(high: 0x0102030405060708, low: 0x090A0B0C0D0E0F10, tag: 0x111213)
+        let merged = RuntimeRecord.projectChanged(5, .init([.profileMerged(from: profile, into: profile)], atMs: 0)).logRecord
+        #expect(Self.hex(merged.payload) == "05" + "00" + "01" + "06" + String(repeating: "0102030405060708090a0b0c0d0e0f10111213", count: 2))
     }
 
     static let goldenCreated = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
-        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02"
+        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00"
 }

@@ -168,3 +168,57 @@ import Testing
         await second.stop()
     }
 }
+
+/// Identity outlives the process and moves with its tenant (issue: profiles and identity).
+@Suite struct IdentityDurability {
+    /// Two profiles, one merged into the other, with attributes; answers the ids and the token.
+    static func populate(_ server: TestServer) async throws -> (kept: String, merged: String, token: String, keys: (publicKey: String, secretKey: String)) {
+        let keys = try await server.createProject("acme")
+        let sdk = try server.connect()
+        try await sdk.hello(keys.publicKey)
+        let kept = try #require(try await sdk.call("profile.create", ["customer_user_id": "kate"]).object("profile")?.string("profile_id"))
+        let anonymous = try await sdk.call("profile.create")
+        let merged = try #require(anonymous.object("profile")?.string("profile_id"))
+        let token = try #require(anonymous.object("profile")?.string("app_account_token"))
+        #expect(try await sdk.call("profile.attributes", ["profile_id": .string(merged), "attributes": ["$email": "k@x.io"]]).isSuccess)
+        #expect(try await sdk.call("profile.identify", ["profile_id": .string(merged), "customer_user_id": "kate"])["switched"] == true)
+        return (kept, merged, token, keys)
+    }
+
+    static func check(_ server: TestServer, _ ids: (kept: String, merged: String, token: String, keys: (publicKey: String, secretKey: String))) async throws {
+        let backend = try server.connect()
+        try await backend.hello(ids.keys.secretKey)
+        let byAlias = try await backend.call("profile.get", ["profile_id": .string(ids.merged)])
+        #expect(byAlias.object("profile")?.string("profile_id") == ids.kept)
+        #expect(byAlias.object("profile")?["aliases"] == .array([.string(ids.merged)]))
+        #expect(byAlias.object("attributes")?.string("$email") == "k@x.io")
+        #expect(try await backend.call("profile.get", ["app_account_token": .string(ids.token)]).object("profile")?.string("profile_id") == ids.kept)
+        #expect(try await backend.call("profile.get", ["customer_user_id": "kate"]).object("profile")?.string("profile_id") == ids.kept)
+        // The customer user id is still taken: creating with it answers the same profile.
+        #expect(try await backend.call("profile.create", ["customer_user_id": "kate"])["created"] == false)
+        let events = try await backend.call("events")["events"]?.arrayValue ?? []
+        #expect(events.compactMap { $0.objectValue?.string("type") } == ["SUBSCRIBER_ALIAS"])
+    }
+
+    @Test func profilesAliasesAndEventsSurviveARestartFromLogAndFromSnapshot() async throws {
+        let first = try TestServer()
+        let ids = try await Self.populate(first)
+        let second = try await first.restart()
+        try await Self.check(second, ids)
+        #expect(try await second.admin().call("server.checkpoint").isSuccess)
+        let third = try await second.restart()
+        try await Self.check(third, ids)
+        await third.stop()
+    }
+
+    @Test func profilesMoveWithATenantSnapshot() async throws {
+        let source = try TestServer()
+        let ids = try await Self.populate(source)
+        let path = try #require(try await source.admin().call("tenant.snapshot", ["project": "acme"]).string("path"))
+        try await withTestServer { target in
+            #expect(try await target.admin().call("tenant.restore", ["project": "acme", "path": .string(path)]).isSuccess)
+            try await Self.check(target, ids)
+        }
+        await source.stop()
+    }
+}

@@ -15,16 +15,20 @@ public struct ProjectState: Sendable, Equatable {
     public private(set) var sequence: UInt64
     /// The sequence number of the last configuration change (`offerings` in `sync`).
     public private(set) var configCursor: UInt64
+    public private(set) var profiles: ProfileDirectory
+    public private(set) var events: EventLog
+    /// The tag every profile id made in this project carries.
+    public var profileTag: UInt32 { ProfileID.tag(for: id) }
 
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
-                  config: .empty, sequence: 0, configCursor: 0)
+                  config: .empty, sequence: 0, configCursor: 0, profiles: ProfileDirectory(), events: EventLog())
     }
 
     /// Every stored field, for loading a snapshot.
     public init(
         id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests, keyGenerations: [KeyKind: UInt64],
-        config: ProjectConfig, sequence: UInt64, configCursor: UInt64
+        config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog
     ) {
         self.id = id
         self.name = name
@@ -34,12 +38,15 @@ public struct ProjectState: Sendable, Equatable {
         self.config = config
         self.sequence = sequence
         self.configCursor = configCursor
+        self.profiles = profiles
+        self.events = events
     }
 
     /// The same tenant under another id with other keys (a clone by `tenant.restore`).
     public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
         ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
-                     keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor)
+                     keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor,
+                     profiles: profiles, events: events)
     }
 
     /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence
@@ -49,18 +56,60 @@ public struct ProjectState: Sendable, Equatable {
         var copy = self
         copy.sequence = max(sequence, liveSequence) + 1
         copy.configCursor = copy.sequence
+        copy.profiles.touchAll(at: copy.sequence)
         return copy
     }
 
-    /// A change to a project, the unit the log records and replays.
+    /// One step of a rule's outcome. A rule decides a list of these (a ``ChangeBatch``); the log
+    /// records the batch and replay applies it again, so replay never re-runs a rule, never
+    /// draws randomness and never reads a clock.
     public enum Change: Sendable, Equatable {
         case configReplaced(ProjectConfig)
         case keyRotated(KeyKind, SecretDigest)
+        /// A new profile, exactly as it starts (its cursor is set when applied).
+        case profileCreated(Profile)
+        case customerUserIDAssigned(ProfileID, String)
+        case tokenAssigned(ProfileID, AppAccountToken)
+        /// An anonymous profile folded into another under `login: alias` (`SUBSCRIBER_ALIAS`).
+        case profileMerged(from: ProfileID, into: ProfileID)
+        case attributesUpdated(ProfileID, [AttributeUpdate])
+        case profileDeleted(ProfileID)
     }
 
-    /// Applies a change already validated; cannot fail, so the log and memory never disagree.
-    public mutating func apply(_ change: Change) {
+    /// `value` `nil` deletes the key.
+    public struct AttributeUpdate: Sendable, Equatable {
+        public let key: String
+        public let value: String?
+
+        public init(key: String, value: String?) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// What one request changed, at one time: it takes one number of the project's sequence.
+    public struct ChangeBatch: Sendable, Equatable {
+        public var changes: [Change]
+        public var atMs: Int64
+
+        public init(_ changes: [Change], atMs: Int64) {
+            self.changes = changes
+            self.atMs = atMs
+        }
+    }
+
+    /// Applies a batch already decided by a rule; cannot fail, so the log and memory never
+    /// disagree. Profiles whose `sync`-visible data changed take the batch's number as cursor.
+    public mutating func apply(_ batch: ChangeBatch) {
         sequence += 1
+        var eventIndex = 0
+        for change in batch.changes {
+            apply(change, atMs: batch.atMs, eventIndex: &eventIndex)
+        }
+        events.prune(nowMs: batch.atMs)
+    }
+
+    private mutating func apply(_ change: Change, atMs: Int64, eventIndex: inout Int) {
         switch change {
         case .configReplaced(let newConfig):
             config = newConfig
@@ -68,6 +117,40 @@ public struct ProjectState: Sendable, Equatable {
         case .keyRotated(let kind, let digest):
             keys[kind] = digest
             keyGenerations[kind, default: 1] += 1
+        case .profileCreated(var profile):
+            profile.cursor = sequence
+            profile.lastSeenMs = atMs
+            profiles.insert(profile)
+        case .customerUserIDAssigned(let id, let customerUserID):
+            profiles.assignCustomerUserID(customerUserID, to: id)
+            touch(id, atMs: atMs, visible: true)
+        case .tokenAssigned(let id, let token):
+            profiles.assignToken(token, to: id)
+            touch(id, atMs: atMs, visible: true)
+        case .profileMerged(let source, let target):
+            profiles.merge(source, into: target)
+            touch(target, atMs: atMs, visible: true)
+            let profile = profiles.profile(target)
+            events.append(Event(id: "evt_\(sequence)_\(eventIndex)", cursor: sequence, type: .subscriberAlias,
+                                profileID: target, customerUserID: profile?.customerUserID, atMs: atMs,
+                                details: [EventDetail("merged_from", .profiles([source]))]))
+            eventIndex += 1
+        case .attributesUpdated(let id, let updates):
+            profiles.update(id) { profile in
+                for update in updates { profile.attributes[update.key] = update.value }
+            }
+            // Attributes are not `sync` changes: SDKs cannot read them (PROTOCOL.md).
+            touch(id, atMs: atMs, visible: false)
+        case .profileDeleted(let id):
+            profiles.remove(id)
+        }
+    }
+
+    private mutating func touch(_ id: ProfileID, atMs: Int64, visible: Bool) {
+        let sequence = self.sequence
+        profiles.update(id) { profile in
+            profile.lastSeenMs = atMs
+            if visible { profile.cursor = sequence }
         }
     }
 

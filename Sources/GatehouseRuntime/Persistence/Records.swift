@@ -14,14 +14,13 @@ enum RuntimeRecord: Equatable {
     /// A tenant restored from `snapshotFile` (under `<data-dir>/snapshots/`), replacing
     /// `replacing` when it overwrote a live project.
     case projectRestored(Incarnation, snapshotFile: String, replacing: Incarnation?)
-    case projectChanged(Incarnation, ProjectState.Change)
+    case projectChanged(Incarnation, ProjectState.ChangeBatch)
 
     enum Kind: UInt16 {
         case projectCreated = 1
         case projectDeleted = 2
         case projectRestored = 3
-        case configReplaced = 16
-        case keyRotated = 17
+        case projectChanged = 16
     }
 
     var incarnation: Incarnation {
@@ -46,13 +45,9 @@ enum RuntimeRecord: Equatable {
             kind = .projectRestored
             writer.writeString(file)
             writer.writeOptional(replacing) { $0.writeVarUInt($1) }
-        case .projectChanged(_, .configReplaced(let config)):
-            kind = .configReplaced
-            ConfigCoding.write(config, into: &writer)
-        case .projectChanged(_, .keyRotated(let keyKind, let digest)):
-            kind = .keyRotated
-            writer.writeEnum(keyKind)
-            DigestCoding.write(digest, into: &writer)
+        case .projectChanged(_, let batch):
+            kind = .projectChanged
+            ChangeCoding.write(batch, into: &writer)
         }
         return WALRecord(kind: kind.rawValue, payload: writer.bytes)
     }
@@ -70,11 +65,8 @@ enum RuntimeRecord: Equatable {
             let file = try reader.readString()
             let replacing = try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarUInt() }
             self = .projectRestored(incarnation, snapshotFile: file, replacing: replacing)
-        case .configReplaced:
-            self = .projectChanged(incarnation, .configReplaced(try ConfigCoding.read(&reader)))
-        case .keyRotated:
-            let keyKind = try reader.readEnum(KeyKind.self)
-            self = .projectChanged(incarnation, .keyRotated(keyKind, try DigestCoding.read(&reader)))
+        case .projectChanged:
+            self = .projectChanged(incarnation, try ChangeCoding.read(&reader))
         }
         try reader.expectEnd()
     }
@@ -97,6 +89,12 @@ enum StateCoding {
         ConfigCoding.write(state.config, into: &writer)
         writer.writeVarUInt(state.sequence)
         writer.writeVarUInt(state.configCursor)
+        writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0) }
+        writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
+            ProfileCoding.writeToken(entry.key, into: &writer)
+            ProfileCoding.writeID(entry.value, into: &writer)
+        }
+        writer.writeArray(state.events.events) { EventCoding.write($1, into: &$0) }
     }
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
@@ -114,8 +112,17 @@ enum StateCoding {
         let config = try ConfigCoding.read(&reader)
         let sequence = try reader.readVarUInt()
         let configCursor = try reader.readVarUInt()
+        let profiles = try reader.readArray { reader throws(ByteReaderError) in try ProfileCoding.read(&reader) }
+        let aliasTokenList = try reader.readArray { reader throws(ByteReaderError) in
+            (try ProfileCoding.readToken(&reader), try ProfileCoding.readID(&reader))
+        }
+        var aliasTokens: [AppAccountToken: ProfileID] = [:]
+        for (token, owner) in aliasTokenList { aliasTokens[token] = owner }
+        let events = try reader.readArray { reader throws(ByteReaderError) in try EventCoding.read(&reader) }
         return ProjectState(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: generations,
-                            config: config, sequence: sequence, configCursor: configCursor)
+                            config: config, sequence: sequence, configCursor: configCursor,
+                            profiles: ProfileDirectory(profiles: profiles, aliasTokens: aliasTokens),
+                            events: EventLog(events: events))
     }
 
     static func encode(_ state: ProjectState) -> [UInt8] {

@@ -1,0 +1,104 @@
+/// One app user (DESIGN.md, "Profiles and identity"): anonymous until it has a customer user
+/// id, always with an app account token, possibly with the ids of profiles merged into it.
+public struct Profile: Sendable, Equatable {
+    public let id: ProfileID
+    /// The app's own id for the user, 1–255 characters after trimming; never changes once set.
+    public var customerUserID: String?
+    public var token: AppAccountToken
+    /// Ids of profiles merged into this one (under `login: alias`); they resolve to it forever.
+    public var aliases: [ProfileID]
+    /// Keys of 1–40 characters, string values of at most 500, at most 50 keys.
+    public var attributes: [String: String]
+    public let createdMs: Int64
+    /// The last time the app changed something about this profile.
+    public var lastSeenMs: Int64
+    /// The project sequence number of the last change `sync` reports for this profile.
+    public var cursor: UInt64
+
+    public init(
+        id: ProfileID, customerUserID: String?, token: AppAccountToken, aliases: [ProfileID] = [],
+        attributes: [String: String] = [:], createdMs: Int64, lastSeenMs: Int64, cursor: UInt64
+    ) {
+        self.id = id
+        self.customerUserID = customerUserID
+        self.token = token
+        self.aliases = aliases
+        self.attributes = attributes
+        self.createdMs = createdMs
+        self.lastSeenMs = lastSeenMs
+        self.cursor = cursor
+    }
+
+    public var isAnonymous: Bool { customerUserID == nil }
+}
+
+/// The limits on profile data (DESIGN.md).
+public enum ProfileLimits {
+    public static let customerUserIDCharacters: ClosedRange<Int> = 1...255
+    public static let attributeKeyCharacters: ClosedRange<Int> = 1...40
+    public static let attributeValueCharactersMax = 500
+    public static let attributesPerProfileMax = 50
+}
+
+/// The customer-facing events of the feed (PROTOCOL.md, "The event feed").
+public enum EventType: String, Sendable, CaseIterable {
+    case initialPurchase = "INITIAL_PURCHASE"
+    case renewal = "RENEWAL"
+    case productChange = "PRODUCT_CHANGE"
+    case cancellation = "CANCELLATION"
+    case uncancellation = "UNCANCELLATION"
+    case billingIssue = "BILLING_ISSUE"
+    case expiration = "EXPIRATION"
+    case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
+    case refund = "REFUND"
+    case refundReversed = "REFUND_REVERSED"
+    case transfer = "TRANSFER"
+    case subscriberAlias = "SUBSCRIBER_ALIAS"
+    case purchaseRedeemed = "PURCHASE_REDEEMED"
+    case virtualCurrencyTransaction = "VIRTUAL_CURRENCY_TRANSACTION"
+    case promotionalGrant = "PROMOTIONAL_GRANT"
+    case promotionalRevoke = "PROMOTIONAL_REVOKE"
+}
+
+/// One event of the project's feed. Its id is stable: consumers deduplicate on it.
+public struct Event: Sendable, Equatable {
+    /// `evt_<sequence>_<index within that change>`: unique in the project, the same on every read.
+    public let id: String
+    /// The project sequence number of the change that made it.
+    public let cursor: UInt64
+    public let type: EventType
+    public let profileID: ProfileID
+    public let customerUserID: String?
+    public let atMs: Int64
+    /// Type-specific fields, in a stable order (for `SUBSCRIBER_ALIAS`: `merged_from`).
+    public let details: [EventDetail]
+
+    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID, customerUserID: String?, atMs: Int64,
+                details: [EventDetail])
+    {
+        self.id = id
+        self.cursor = cursor
+        self.type = type
+        self.profileID = profileID
+        self.customerUserID = customerUserID
+        self.atMs = atMs
+        self.details = details
+    }
+}
+
+/// A named extra field of an event.
+public struct EventDetail: Sendable, Equatable {
+    public enum Value: Sendable, Equatable {
+        case string(String)
+        case int(Int64)
+        case profiles([ProfileID])
+    }
+
+    public let name: String
+    public let value: Value
+
+    public init(_ name: String, _ value: Value) {
+        self.name = name
+        self.value = value
+    }
+}

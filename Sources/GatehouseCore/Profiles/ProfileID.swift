@@ -1,0 +1,187 @@
+public import GatehouseBase
+
+/// A profile's id: `gh_`, 22 base64url characters carrying 128 random bits, then 4 more naming
+/// the project it was made in (a 24-bit tag derived from the project id). The tag lets a
+/// project tell "not mine" (`forbidden`) from "no such profile" (`not_found`) without a
+/// server-wide index; it is not a secret and proves nothing.
+public struct ProfileID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let high: UInt64
+    public let low: UInt64
+    /// 24 bits.
+    public let tag: UInt32
+
+    public init(high: UInt64, low: UInt64, tag: UInt32) {
+        self.high = high
+        self.low = low
+        self.tag = tag & 0xFF_FFFF
+    }
+
+    /// A fresh id for a profile of the project with `tag`.
+    public static func make(tag: UInt32, random: some RandomSource) -> ProfileID {
+        ProfileID(high: random.randomUInt64(), low: random.randomUInt64(), tag: tag)
+    }
+
+    /// The tag of profiles made in `project`.
+    public static func tag(for project: ProjectID) -> UInt32 {
+        let digest = SHA256.hash(project.rawValue)
+        return UInt32(digest[0]) << 16 | UInt32(digest[1]) << 8 | UInt32(digest[2])
+    }
+
+    /// Parses `gh_` + 26 base64url characters; `nil` for anything else.
+    public init?(parsing text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 29, bytes[0] == UInt8(ascii: "g"), bytes[1] == UInt8(ascii: "h"), bytes[2] == UInt8(ascii: "_") else {
+            return nil
+        }
+        guard let decoded = Base64URL.decode(bytes[3...]), decoded.count == 19 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for index in 0..<8 { high = high << 8 | UInt64(decoded[index]) }
+        for index in 8..<16 { low = low << 8 | UInt64(decoded[index]) }
+        let tag = UInt32(decoded[16]) << 16 | UInt32(decoded[17]) << 8 | UInt32(decoded[18])
+        self.init(high: high, low: low, tag: tag)
+    }
+
+    /// The 19 bytes behind the id: 16 random, 3 of tag.
+    public var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(19)
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift))) }
+        bytes.append(UInt8(truncatingIfNeeded: tag >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: tag >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: tag))
+        return bytes
+    }
+
+    public var description: String { "gh_" + Base64URL.encode(bytes) }
+
+    public static func < (lhs: ProfileID, rhs: ProfileID) -> Bool {
+        (lhs.high, lhs.low, lhs.tag) < (rhs.high, rhs.low, rhs.tag)
+    }
+}
+
+/// An app account token: a UUID the app passes to the store with a purchase, so the
+/// purchase can be tied to the profile. Written lowercase; parsed in either case.
+public struct AppAccountToken: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let high: UInt64
+    public let low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// A fresh version-4 UUID.
+    public static func make(random: some RandomSource) -> AppAccountToken {
+        let high = random.randomUInt64() & ~0xF000 | 0x4000
+        let low = random.randomUInt64() & ~(0xC000_0000_0000_0000 as UInt64) | 0x8000_0000_0000_0000
+        return AppAccountToken(high: high, low: low)
+    }
+
+    /// Parses `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (any case); `nil` otherwise.
+    public init?(parsing text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return nil }
+        var value: [UInt8] = []
+        value.reserveCapacity(32)
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            guard let nibble = Self.nibble(byte) else { return nil }
+            value.append(nibble)
+        }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for index in 0..<16 { high = high << 4 | UInt64(value[index]) }
+        for index in 16..<32 { low = low << 4 | UInt64(value[index]) }
+        self.init(high: high, low: low)
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    public var description: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for index in 0..<32 {
+            if [8, 12, 16, 20].contains(index) { out.append(UInt8(ascii: "-")) }
+            let word = index < 16 ? high : low
+            let shift = UInt64(60 - 4 * (index % 16))
+            out.append(digits[Int((word >> shift) & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func < (lhs: AppAccountToken, rhs: AppAccountToken) -> Bool {
+        (lhs.high, lhs.low) < (rhs.high, rhs.low)
+    }
+}
+
+/// RFC 4648 base64url without padding.
+enum Base64URL {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((value >> UInt32(shift)) & 63)]) }
+            index += 3
+        }
+        let rest = bytes.count - index
+        if rest == 1 {
+            let value = UInt32(bytes[index]) << 16
+            for shift in [18, 12] { out.append(alphabet[Int((value >> UInt32(shift)) & 63)]) }
+        } else if rest == 2 {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            for shift in [18, 12, 6] { out.append(alphabet[Int((value >> UInt32(shift)) & 63)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.count)
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "_"): values.append(63)
+            default: return nil
+            }
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        var index = 0
+        while index + 4 <= values.count {
+            let value = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | UInt32(values[index + 2]) << 6 | UInt32(values[index + 3])
+            out.append(UInt8(truncatingIfNeeded: value >> 16))
+            out.append(UInt8(truncatingIfNeeded: value >> 8))
+            out.append(UInt8(truncatingIfNeeded: value))
+            index += 4
+        }
+        let rest = values.count - index
+        if rest >= 2 {
+            let value = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | (rest == 3 ? UInt32(values[index + 2]) << 6 : 0)
+            out.append(UInt8(truncatingIfNeeded: value >> 16))
+            if rest == 3 { out.append(UInt8(truncatingIfNeeded: value >> 8)) }
+            // Canonical form only: unused low bits must be zero, so one id has one spelling.
+            let unusedMask: UInt32 = rest == 2 ? 0xFFFF : 0xFF
+            guard value & unusedMask == 0 else { return nil }
+        }
+        return out
+    }
+}

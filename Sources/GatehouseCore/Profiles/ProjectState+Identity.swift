@@ -1,0 +1,271 @@
+public import GatehouseBase
+
+// The identity rules of DESIGN.md, "Profiles and identity". Each rule reads the state and
+// decides a batch of primitive changes; it never changes the state itself. The caller logs the
+// batch and applies it (an empty batch: nothing to log), so replay never re-runs a rule.
+
+extension ProjectState {
+    /// What an identity rule decided, and what the answer reports.
+    public struct ProfileDecision: Sendable, Equatable {
+        /// The changes to log and apply; empty `changes`: nothing changes.
+        public var batch: ChangeBatch
+        /// The profile in use once `batch` is applied (for a delete: the profile deleted).
+        public var profileID: ProfileID
+        /// The batch makes a new profile (`profile.create`'s `created`; also true when identify
+        /// or logout makes one).
+        public var created: Bool
+        /// `profile.identify`: the app now uses another profile than the one it presented.
+        public var switched: Bool
+        /// `profile.identify`: ids merged into the profile in use (none or one).
+        public var mergedFrom: [ProfileID]
+
+        public init(
+            batch: ChangeBatch, profileID: ProfileID, created: Bool = false, switched: Bool = false,
+            mergedFrom: [ProfileID] = []
+        ) {
+            self.batch = batch
+            self.profileID = profileID
+            self.created = created
+            self.switched = switched
+            self.mergedFrom = mergedFrom
+        }
+    }
+
+    /// Trims spaces (U+0020 only) at either end; then 1–255 characters, else
+    /// `invalid_customer_user_id`.
+    public static func normalizeCustomerUserID(_ raw: String) throws(GatehouseError) -> String {
+        let trimmed = raw.trimmingSpaces()
+        guard ProfileLimits.customerUserIDCharacters.contains(trimmed.count) else {
+            throw GatehouseError(
+                .invalidCustomerUserID, "a customer user id is 1–255 characters after trimming spaces at either end")
+        }
+        return trimmed
+    }
+
+    /// A presented id (or alias) → the canonical profile. Unknown: `forbidden` when its tag is
+    /// not this project's, else `not_found`.
+    public func resolveProfile(_ id: ProfileID) throws(GatehouseError) -> Profile {
+        if let profile = profiles.profile(id) { return profile }
+        guard id.tag == profileTag else { throw GatehouseError(.forbidden, "the profile belongs to another project") }
+        throw .notFound("profile \(id)")
+    }
+
+    /// Whether the profile owns a purchase: such a profile keeps the token its purchases carry
+    /// (identify rule 5). The one hook for it; always false until purchases exist.
+    public func ownsPurchase(_ id: ProfileID) -> Bool {
+        false
+    }
+
+    // MARK: profile.create
+
+    public func createProfile(
+        customerUserID: String?, token: AppAccountToken?, nowMs: Int64, random: some RandomSource
+    ) throws(GatehouseError) -> ProfileDecision {
+        try createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random) { ownsPurchase($0) }
+    }
+
+    /// `createProfile` with the purchase-ownership question passed in: the seam tests use to
+    /// reach the branch of a profile that owns a purchase before purchases exist.
+    func createProfile(
+        customerUserID raw: String?, token: AppAccountToken?, nowMs: Int64, random: some RandomSource,
+        ownsPurchase: (ProfileID) -> Bool
+    ) throws(GatehouseError) -> ProfileDecision {
+        guard let raw else {
+            try requireToken(token, heldOnlyBy: [])
+            return creating(newProfile(customerUserID: nil, token: token, nowMs: nowMs, random: random), nowMs: nowMs)
+        }
+        let customerUserID = try Self.normalizeCustomerUserID(raw)
+        guard let existing = profiles.profile(customerUserID: customerUserID) else {
+            try requireToken(token, heldOnlyBy: [])
+            let profile = newProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random)
+            return creating(profile, nowMs: nowMs)
+        }
+        // An existing customer user id: the given token is handled as identify's rule 5.
+        try requireToken(token, heldOnlyBy: [existing.id])
+        let changes = tokenChanges(token, for: existing, ownsPurchase: ownsPurchase)
+        return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: existing.id)
+    }
+
+    // MARK: profile.identify
+
+    public func identify(
+        profile: ProfileID, customerUserID: String, token: AppAccountToken?, nowMs: Int64, random: some RandomSource
+    ) throws(GatehouseError) -> ProfileDecision {
+        try identify(profile: profile, customerUserID: customerUserID, token: token, nowMs: nowMs, random: random) {
+            ownsPurchase($0)
+        }
+    }
+
+    /// `identify` with the purchase-ownership question passed in (see `createProfile`'s seam).
+    func identify(
+        profile id: ProfileID, customerUserID raw: String, token: AppAccountToken?, nowMs: Int64, random: some RandomSource,
+        ownsPurchase: (ProfileID) -> Bool
+    ) throws(GatehouseError) -> ProfileDecision {
+        // Rule 1: the id, the profile, then the token against the profile that would be in use.
+        let customerUserID = try Self.normalizeCustomerUserID(raw)
+        let presented = try resolveProfile(id)
+        let outcome = identifyOutcome(presented, customerUserID)
+        try requireToken(token, heldOnlyBy: outcome.tokenHolders(presented: presented.id))
+
+        switch outcome {
+        case .keeps:
+            // Rule 2: P already has X.
+            let changes = tokenChanges(token, for: presented, ownsPurchase: ownsPurchase)
+            return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: presented.id)
+        case .switches(let owner, let merges):
+            // Rule 3: X belongs to Q; an anonymous P is merged into it under `alias`.
+            let merge: [Change] = merges ? [.profileMerged(from: presented.id, into: owner.id)] : []
+            let changes = merge + tokenChanges(token, for: owner, ownsPurchase: ownsPurchase)
+            return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: owner.id, switched: true,
+                                   mergedFrom: merges ? [presented.id] : [])
+        case .takes:
+            // Rule 4: an anonymous P takes the unseen X.
+            let changes: [Change] = [.customerUserIDAssigned(presented.id, customerUserID)]
+                + tokenChanges(token, for: presented, ownsPurchase: ownsPurchase)
+            return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: presented.id)
+        case .createsProfile:
+            // Rule 4: an identified P stays as it is; a new profile with X (and the token) is used.
+            let profile = newProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random)
+            return ProfileDecision(batch: ChangeBatch([.profileCreated(profile)], atMs: nowMs), profileID: profile.id,
+                                   created: true, switched: true)
+        }
+    }
+
+    /// Which profile identify would leave in use (rules 2–4), decided before anything changes.
+    enum IdentifyOutcome {
+        /// Rule 2: P has X.
+        case keeps
+        /// Rule 3: X belongs to another profile; `merges`: P is folded into it.
+        case switches(to: Profile, merges: Bool)
+        /// Rule 4: an anonymous P takes X.
+        case takes
+        /// Rule 4: an identified P; a new profile takes X.
+        case createsProfile
+
+        /// The profiles that may already hold the given token (rule 1): the one in use, and P
+        /// when it is merged into it (its token then resolves there).
+        func tokenHolders(presented: ProfileID) -> [ProfileID] {
+            switch self {
+            case .keeps, .takes: [presented]
+            case .switches(let owner, let merges): merges ? [owner.id, presented] : [owner.id]
+            case .createsProfile: []
+            }
+        }
+    }
+
+    func identifyOutcome(_ presented: Profile, _ customerUserID: String) -> IdentifyOutcome {
+        if let owner = profiles.profile(customerUserID: customerUserID) {
+            if owner.id == presented.id { return .keeps }
+            return .switches(to: owner, merges: presented.isAnonymous && config.login == .alias)
+        }
+        return presented.isAnonymous ? .takes : .createsProfile
+    }
+
+    // MARK: profile.logout
+
+    public func logout(profile id: ProfileID, nowMs: Int64, random: some RandomSource) throws(GatehouseError)
+        -> ProfileDecision
+    {
+        let profile = try resolveProfile(id)
+        guard !profile.isAnonymous else {
+            throw GatehouseError(.profileAnonymous, "the profile has no customer user id to log out of")
+        }
+        // P stays with its customer; the install starts over with a new anonymous profile.
+        return creating(newProfile(customerUserID: nil, token: nil, nowMs: nowMs, random: random), nowMs: nowMs)
+    }
+
+    // MARK: profile.attributes
+
+    public func updateAttributes(profile id: ProfileID, _ updates: [AttributeUpdate], nowMs: Int64)
+        throws(GatehouseError) -> ProfileDecision
+    {
+        let profile = try resolveProfile(id)
+        try Self.validateAttributeUpdates(updates, on: profile.attributes)
+        let changes: [Change] = updates.isEmpty ? [] : [.attributesUpdated(profile.id, updates)]
+        return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: profile.id)
+    }
+
+    /// Keys of 1–40 characters, values of at most 500, at most 50 keys once applied, at most 100
+    /// updates at once; the error names `attributes.<key>`.
+    static func validateAttributeUpdates(_ updates: [AttributeUpdate], on attributes: [String: String])
+        throws(GatehouseError)
+    {
+        guard updates.count <= ProfileLimits.attributeUpdatesPerRequestMax else {
+            throw .badField("attributes", "at most \(ProfileLimits.attributeUpdatesPerRequestMax) updates at once")
+        }
+        var result = attributes
+        var overflowingKey: String?
+        for update in updates {
+            let field = "attributes.\(update.key)"
+            guard ProfileLimits.attributeKeyCharacters.contains(update.key.count) else {
+                throw .badField(field, "a key is 1–40 characters")
+            }
+            if let value = update.value, value.count > ProfileLimits.attributeValueCharactersMax {
+                throw .badField(field, "a value is at most \(ProfileLimits.attributeValueCharactersMax) characters")
+            }
+            result[update.key] = update.value
+            if result.count > ProfileLimits.attributesPerProfileMax, overflowingKey == nil { overflowingKey = update.key }
+        }
+        guard result.count <= ProfileLimits.attributesPerProfileMax else {
+            let field = overflowingKey.map { "attributes.\($0)" } ?? "attributes"
+            throw .badField(field, "a profile holds at most \(ProfileLimits.attributesPerProfileMax) attributes")
+        }
+    }
+
+    // MARK: profile.delete
+
+    /// Deletes the profile behind an id or alias; its customer user id and tokens become free and
+    /// its aliases go with it.
+    public func deleteProfile(_ id: ProfileID, nowMs: Int64) throws(GatehouseError) -> ProfileDecision {
+        let profile = try resolveProfile(id)
+        return ProfileDecision(batch: ChangeBatch([.profileDeleted(profile.id)], atMs: nowMs), profileID: profile.id)
+    }
+
+    // MARK: Shared steps
+
+    /// `token_in_use` unless the token is new to the project or held by one of `holders`.
+    private func requireToken(_ token: AppAccountToken?, heldOnlyBy holders: [ProfileID]) throws(GatehouseError) {
+        guard let token, let holder = profiles.profile(token: token), !holders.contains(holder.id) else { return }
+        throw GatehouseError(.tokenInUse, "the app account token belongs to another profile")
+    }
+
+    /// Rule 5: a given token becomes the profile's own, unless it owns a purchase or already has it.
+    private func tokenChanges(_ token: AppAccountToken?, for profile: Profile, ownsPurchase: (ProfileID) -> Bool)
+        -> [Change]
+    {
+        guard let token, token != profile.token, !ownsPurchase(profile.id) else { return [] }
+        return [.tokenAssigned(profile.id, token)]
+    }
+
+    private func creating(_ profile: Profile, nowMs: Int64) -> ProfileDecision {
+        ProfileDecision(batch: ChangeBatch([.profileCreated(profile)], atMs: nowMs), profileID: profile.id, created: true)
+    }
+
+    /// A profile as it starts; `apply` sets its cursor to the batch's sequence number.
+    private func newProfile(customerUserID: String?, token: AppAccountToken?, nowMs: Int64, random: some RandomSource)
+        -> Profile
+    {
+        Profile(id: freshProfileID(random: random), customerUserID: customerUserID,
+                token: token ?? freshToken(random: random), createdMs: nowMs, lastSeenMs: nowMs, cursor: 0)
+    }
+
+    // 128 random bits never collide in practice; drawing again costs nothing and keeps `apply`'s
+    // preconditions out of reach even of a broken random source.
+    private func freshProfileID(random: some RandomSource) -> ProfileID {
+        let tag = profileTag
+        var id: ProfileID
+        repeat { id = ProfileID.make(tag: tag, random: random) } while profiles.canonicalID(id) != nil
+        return id
+    }
+
+    private func freshToken(random: some RandomSource) -> AppAccountToken {
+        var token: AppAccountToken
+        repeat { token = AppAccountToken.make(random: random) } while profiles.profile(token: token) != nil
+        return token
+    }
+}
+
+extension ProfileLimits {
+    /// Attribute updates one `profile.attributes` request may carry.
+    public static let attributeUpdatesPerRequestMax = 100
+}

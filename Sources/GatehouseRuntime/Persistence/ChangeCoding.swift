@@ -1,0 +1,191 @@
+import GatehouseBase
+import GatehouseCore
+
+/// A change batch as one record: the time, then each change as a tag byte and its fields
+/// (docs/data-format.md, "Runtime records"). Tags are never reused.
+enum ChangeCoding {
+    private enum Tag: UInt8 {
+        case configReplaced = 1
+        case keyRotated = 2
+        case profileCreated = 3
+        case customerUserIDAssigned = 4
+        case tokenAssigned = 5
+        case profileMerged = 6
+        case attributesUpdated = 7
+        case profileDeleted = 8
+    }
+
+    static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
+        writer.writeVarInt(batch.atMs)
+        writer.writeArray(batch.changes) { write($1, into: &$0) }
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.ChangeBatch {
+        let atMs = try reader.readVarInt()
+        let changes = try reader.readArray { reader throws(ByteReaderError) in try readChange(&reader) }
+        return ProjectState.ChangeBatch(changes, atMs: atMs)
+    }
+
+    private static func write(_ change: ProjectState.Change, into writer: inout ByteWriter) {
+        switch change {
+        case .configReplaced(let config):
+            writer.writeUInt8(Tag.configReplaced.rawValue)
+            ConfigCoding.write(config, into: &writer)
+        case .keyRotated(let kind, let digest):
+            writer.writeUInt8(Tag.keyRotated.rawValue)
+            writer.writeEnum(kind)
+            DigestCoding.write(digest, into: &writer)
+        case .profileCreated(let profile):
+            writer.writeUInt8(Tag.profileCreated.rawValue)
+            ProfileCoding.write(profile, into: &writer)
+        case .customerUserIDAssigned(let id, let customerUserID):
+            writer.writeUInt8(Tag.customerUserIDAssigned.rawValue)
+            ProfileCoding.writeID(id, into: &writer)
+            writer.writeString(customerUserID)
+        case .tokenAssigned(let id, let token):
+            writer.writeUInt8(Tag.tokenAssigned.rawValue)
+            ProfileCoding.writeID(id, into: &writer)
+            ProfileCoding.writeToken(token, into: &writer)
+        case .profileMerged(let source, let target):
+            writer.writeUInt8(Tag.profileMerged.rawValue)
+            ProfileCoding.writeID(source, into: &writer)
+            ProfileCoding.writeID(target, into: &writer)
+        case .attributesUpdated(let id, let updates):
+            writer.writeUInt8(Tag.attributesUpdated.rawValue)
+            ProfileCoding.writeID(id, into: &writer)
+            writer.writeArray(updates) { writer, update in
+                writer.writeString(update.key)
+                writer.writeOptional(update.value) { $0.writeString($1) }
+            }
+        case .profileDeleted(let id):
+            writer.writeUInt8(Tag.profileDeleted.rawValue)
+            ProfileCoding.writeID(id, into: &writer)
+        }
+    }
+
+    private static func readChange(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.Change {
+        let start = reader.offset
+        guard let tag = Tag(rawValue: try reader.readUInt8()) else { throw ByteReaderError.invalid("change tag", at: start) }
+        switch tag {
+        case .configReplaced:
+            return .configReplaced(try ConfigCoding.read(&reader))
+        case .keyRotated:
+            return .keyRotated(try reader.readEnum(KeyKind.self), try DigestCoding.read(&reader))
+        case .profileCreated:
+            return .profileCreated(try ProfileCoding.read(&reader))
+        case .customerUserIDAssigned:
+            return .customerUserIDAssigned(try ProfileCoding.readID(&reader), try reader.readString())
+        case .tokenAssigned:
+            return .tokenAssigned(try ProfileCoding.readID(&reader), try ProfileCoding.readToken(&reader))
+        case .profileMerged:
+            return .profileMerged(from: try ProfileCoding.readID(&reader), into: try ProfileCoding.readID(&reader))
+        case .attributesUpdated:
+            let id = try ProfileCoding.readID(&reader)
+            let updates = try reader.readArray { reader throws(ByteReaderError) in
+                ProjectState.AttributeUpdate(key: try reader.readString(),
+                                             value: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
+            }
+            return .attributesUpdated(id, updates)
+        case .profileDeleted:
+            return .profileDeleted(try ProfileCoding.readID(&reader))
+        }
+    }
+}
+
+/// Profiles, their ids and tokens in binary: ids as 19 raw bytes, tokens as 16.
+enum ProfileCoding {
+    static func writeID(_ id: ProfileID, into writer: inout ByteWriter) {
+        writer.writeRaw(id.bytes)
+    }
+
+    static func readID(_ reader: inout ByteReader) throws(ByteReaderError) -> ProfileID {
+        let bytes = try reader.readRaw(19)
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for index in 0..<8 { high = high << 8 | UInt64(bytes[index]) }
+        for index in 8..<16 { low = low << 8 | UInt64(bytes[index]) }
+        return ProfileID(high: high, low: low, tag: UInt32(bytes[16]) << 16 | UInt32(bytes[17]) << 8 | UInt32(bytes[18]))
+    }
+
+    static func writeToken(_ token: AppAccountToken, into writer: inout ByteWriter) {
+        writer.writeUInt64(token.high)
+        writer.writeUInt64(token.low)
+    }
+
+    static func readToken(_ reader: inout ByteReader) throws(ByteReaderError) -> AppAccountToken {
+        AppAccountToken(high: try reader.readUInt64(), low: try reader.readUInt64())
+    }
+
+    static func write(_ profile: Profile, into writer: inout ByteWriter) {
+        writeID(profile.id, into: &writer)
+        writer.writeOptional(profile.customerUserID) { $0.writeString($1) }
+        writeToken(profile.token, into: &writer)
+        writer.writeArray(profile.aliases) { writeID($1, into: &$0) }
+        writer.writeArray(profile.attributes.sorted { $0.key < $1.key }) { writer, entry in
+            writer.writeString(entry.key)
+            writer.writeString(entry.value)
+        }
+        writer.writeVarInt(profile.createdMs)
+        writer.writeVarInt(profile.lastSeenMs)
+        writer.writeVarUInt(profile.cursor)
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> Profile {
+        let id = try readID(&reader)
+        let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        let token = try readToken(&reader)
+        let aliases = try reader.readArray { reader throws(ByteReaderError) in try readID(&reader) }
+        let pairs = try reader.readArray { reader throws(ByteReaderError) in (try reader.readString(), try reader.readString()) }
+        var attributes: [String: String] = [:]
+        for (key, value) in pairs { attributes[key] = value }
+        return Profile(id: id, customerUserID: customerUserID, token: token, aliases: aliases, attributes: attributes,
+                       createdMs: try reader.readVarInt(), lastSeenMs: try reader.readVarInt(), cursor: try reader.readVarUInt())
+    }
+}
+
+/// Feed events in binary.
+enum EventCoding {
+    static func write(_ event: Event, into writer: inout ByteWriter) {
+        writer.writeString(event.id)
+        writer.writeVarUInt(event.cursor)
+        writer.writeEnum(event.type)
+        ProfileCoding.writeID(event.profileID, into: &writer)
+        writer.writeOptional(event.customerUserID) { $0.writeString($1) }
+        writer.writeVarInt(event.atMs)
+        writer.writeArray(event.details) { writer, detail in
+            writer.writeString(detail.name)
+            switch detail.value {
+            case .string(let string):
+                writer.writeUInt8(1)
+                writer.writeString(string)
+            case .int(let int):
+                writer.writeUInt8(2)
+                writer.writeVarInt(int)
+            case .profiles(let ids):
+                writer.writeUInt8(3)
+                writer.writeArray(ids) { ProfileCoding.writeID($1, into: &$0) }
+            }
+        }
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> Event {
+        let id = try reader.readString()
+        let cursor = try reader.readVarUInt()
+        let type = try reader.readEnum(EventType.self)
+        let profileID = try ProfileCoding.readID(&reader)
+        let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        let atMs = try reader.readVarInt()
+        let details = try reader.readArray { reader throws(ByteReaderError) -> EventDetail in
+            let name = try reader.readString()
+            let start = reader.offset
+            switch try reader.readUInt8() {
+            case 1: return EventDetail(name, .string(try reader.readString()))
+            case 2: return EventDetail(name, .int(try reader.readVarInt()))
+            case 3: return EventDetail(name, .profiles(try reader.readArray { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }))
+            default: throw ByteReaderError.invalid("event detail", at: start)
+            }
+        }
+        return Event(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
+                     details: details)
+    }
+}

@@ -1,0 +1,102 @@
+public import GatehouseCore
+public import GatehouseStorage
+
+/// How a request names a profile.
+public enum ProfileLookup: Sendable {
+    case id(ProfileID)
+    case customerUserID(String)
+    case token(AppAccountToken)
+}
+
+/// What a profile answer is built from: the profile and the project config it is read against.
+public struct ProfileView: Sendable {
+    public var profile: Profile
+    public var config: ProjectConfig
+    public var nowMs: Int64
+}
+
+/// The outcome of `profile.create`, `profile.identify` and `profile.logout`.
+public struct ProfileOutcome: Sendable {
+    public var view: ProfileView
+    public var created: Bool
+    public var switched: Bool
+    public var mergedFrom: [ProfileID]
+}
+
+/// Identity ops, inside the project's actor: decide (pure rules in GatehouseCore), log, apply.
+extension Project {
+    public func profile(_ lookup: ProfileLookup) throws(GatehouseError) -> Committed<ProfileView> {
+        let profile = try resolve(lookup)
+        return Committed(view(of: profile.id), lsn: lastCommittedLSN)
+    }
+
+    public func createProfile(customerUserID: String?, token: AppAccountToken?) throws(GatehouseError) -> Committed<ProfileOutcome> {
+        let decision = try currentState.createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random)
+        return try carryOut(decision)
+    }
+
+    public func identify(profile: ProfileID, customerUserID: String, token: AppAccountToken?) throws(GatehouseError)
+        -> Committed<ProfileOutcome>
+    {
+        let decision = try currentState.identify(profile: profile, customerUserID: customerUserID, token: token,
+                                                 nowMs: nowMs, random: random)
+        return try carryOut(decision)
+    }
+
+    public func logout(profile: ProfileID) throws(GatehouseError) -> Committed<ProfileOutcome> {
+        try carryOut(try currentState.logout(profile: profile, nowMs: nowMs, random: random))
+    }
+
+    public func updateAttributes(profile: ProfileID, _ updates: [ProjectState.AttributeUpdate]) throws(GatehouseError)
+        -> Committed<Profile>
+    {
+        let decision = try currentState.updateAttributes(profile: profile, updates, nowMs: nowMs)
+        let outcome = try carryOut(decision)
+        return Committed(outcome.value.view.profile, lsn: outcome.lsn)
+    }
+
+    public func deleteProfile(_ id: ProfileID) throws(GatehouseError) -> LSN {
+        let decision = try currentState.deleteProfile(id, nowMs: nowMs)
+        return try commitIfAny(decision.batch)
+    }
+
+    /// A page of the event feed.
+    public func events(after cursor: UInt64, limit: Int) -> Committed<[Event]> {
+        Committed(currentState.events.events(after: cursor, limit: limit), lsn: lastCommittedLSN)
+    }
+
+    private func resolve(_ lookup: ProfileLookup) throws(GatehouseError) -> Profile {
+        switch lookup {
+        case .id(let id):
+            return try currentState.resolveProfile(id)
+        case .customerUserID(let raw):
+            let customerUserID = try ProjectState.normalizeCustomerUserID(raw)
+            guard let profile = currentState.profiles.profile(customerUserID: customerUserID) else {
+                throw .notFound("a profile with that customer user id")
+            }
+            return profile
+        case .token(let token):
+            guard let profile = currentState.profiles.profile(token: token) else { throw .notFound("a profile with that app account token") }
+            return profile
+        }
+    }
+
+    private func carryOut(_ decision: ProjectState.ProfileDecision) throws(GatehouseError) -> Committed<ProfileOutcome> {
+        let lsn = try commitIfAny(decision.batch)
+        let outcome = ProfileOutcome(view: view(of: decision.profileID), created: decision.created,
+                                     switched: decision.switched, mergedFrom: decision.mergedFrom)
+        return Committed(outcome, lsn: lsn)
+    }
+
+    /// Logs and applies a batch that changes something; an empty one is a read of what is there.
+    private func commitIfAny(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
+        batch.changes.isEmpty ? lastCommittedLSN : try commit(batch)
+    }
+
+    private func view(of id: ProfileID) -> ProfileView {
+        guard let profile = currentState.profiles.profile(id) else {
+            preconditionFailure("the profile a rule answered with does not exist after its changes")
+        }
+        return ProfileView(profile: profile, config: currentState.config, nowMs: nowMs)
+    }
+}

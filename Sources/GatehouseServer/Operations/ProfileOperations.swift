@@ -1,0 +1,104 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// Profiles and identity (PROTOCOL.md, "Profiles").
+enum ProfileOperations {
+    static let all: [Operation] = [create, get, identify, logout, attributes, delete, events]
+
+    static let create = Operation(name: "profile.create", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let outcome = try await context.project.createProfile(
+            customerUserID: try fields.optionalString("customer_user_id"), token: try token(fields, "app_account_token"))
+        var result = document(outcome.value.view, context)
+        result.append("created", .bool(outcome.value.created))
+        return Reply(result, after: outcome.lsn)
+    })
+
+    static let get = Operation(name: "profile.get", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let lookup: ProfileLookup
+        if fields.has("profile_id") {
+            lookup = .id(try profileID(fields))
+        } else if fields.has("customer_user_id") || fields.has("app_account_token") {
+            // The public key ships inside every app: it may only name profiles by their id.
+            guard context.principal.role == .server else {
+                throw GatehouseError(.forbidden, "an sdk key may look profiles up by profile_id only")
+            }
+            if let token = try token(fields, "app_account_token") {
+                lookup = .token(token)
+            } else {
+                lookup = .customerUserID(try fields.string("customer_user_id"))
+            }
+        } else {
+            throw GatehouseError.badField("profile_id", "is required")
+        }
+        let view = try await context.project.profile(lookup)
+        return Reply(document(view.value, context, attributes: context.principal.role == .server), after: view.lsn)
+    })
+
+    static let identify = Operation(name: "profile.identify", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let outcome = try await context.project.identify(
+            profile: try profileID(fields), customerUserID: try fields.string("customer_user_id"),
+            token: try token(fields, "app_account_token"))
+        var result = document(outcome.value.view, context)
+        result.append("switched", .bool(outcome.value.switched))
+        result.append("merged_from", .array(outcome.value.mergedFrom.map { .string($0.description) }))
+        return Reply(result, after: outcome.lsn)
+    })
+
+    static let logout = Operation(name: "profile.logout", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let outcome = try await context.project.logout(profile: try profileID(context.fields))
+        return Reply(document(outcome.value.view, context), after: outcome.lsn)
+    })
+
+    /// SDKs may write attributes; only the secret key reads them back.
+    static let attributes = Operation(name: "profile.attributes", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let id = try profileID(fields)
+        let object = try fields.object("attributes")
+        var updates: [ProjectState.AttributeUpdate] = []
+        for member in object.object.members {
+            switch member.value {
+            case .null: updates.append(.init(key: member.key, value: nil))
+            case .string(let value): updates.append(.init(key: member.key, value: value))
+            default: throw GatehouseError.badField("attributes.\(member.key)", "expected a string or null, got \(member.value.typeName)")
+            }
+        }
+        let updated = try await context.project.updateAttributes(profile: id, updates)
+        guard context.principal.role == .server else { return Reply([:], after: updated.lsn) }
+        return Reply(["attributes": ProfileDocument.attributes(updated.value)], after: updated.lsn)
+    })
+
+    static let delete = Operation(name: "profile.delete", roles: [.server], body: .async { context throws(GatehouseError) in
+        let lsn = try await context.project.deleteProfile(try profileID(context.fields))
+        return Reply(["deleted": true], after: lsn)
+    })
+
+    static let events = Operation(name: "events", roles: [.server], body: .async { context throws(GatehouseError) in
+        let cursor = try context.fields.optionalInt("cursor", in: 0...Int64.max) ?? 0
+        let limit = try context.fields.optionalInt("limit", in: 1...1000) ?? 100
+        let page = await context.project.events(after: UInt64(cursor), limit: Int(limit))
+        let last = page.value.last?.cursor ?? UInt64(cursor)
+        return Reply(["events": .array(page.value.map(EventDocument.json)), "cursor": .int(Int64(last))], after: page.lsn)
+    })
+
+    // MARK: Parameters
+
+    static func profileID(_ fields: Fields) throws(GatehouseError) -> ProfileID {
+        let text = try fields.string("profile_id")
+        guard let id = ProfileID(parsing: text) else { throw GatehouseError.badField("profile_id", "is not a profile id") }
+        return id
+    }
+
+    static func token(_ fields: Fields, _ key: String) throws(GatehouseError) -> AppAccountToken? {
+        guard let text = try fields.optionalString(key) else { return nil }
+        guard let token = AppAccountToken(parsing: text) else { throw GatehouseError.badField(key, "must be a UUID") }
+        return token
+    }
+
+    static func document(_ view: ProfileView, _ context: OperationContext, attributes: Bool = false) -> JSONObject {
+        ProfileDocument.json(view.profile, config: view.config, includeAttributes: attributes)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder; real suites live beside it.

@@ -1,0 +1,172 @@
+@testable import GatehouseCore
+import Testing
+
+// The directory's indexes (id, alias, customer user id, token) stay consistent through every
+// change, and rebuilding them from what a snapshot stores gives back the same directory.
+
+private func id(_ n: UInt64) -> ProfileID { ProfileID(high: n, low: n &* 31, tag: 7) }
+
+private func token(_ n: UInt64) -> AppAccountToken { AppAccountToken(high: 0x4000, low: n) }
+
+private func profile(_ n: UInt64, customerUserID: String? = nil, attributes: [String: String] = [:]) -> Profile {
+    Profile(id: id(n), customerUserID: customerUserID, token: token(n), attributes: attributes, createdMs: 0, lastSeenMs: 0,
+            cursor: 0)
+}
+
+private func rebuilt(_ directory: ProfileDirectory) -> ProfileDirectory {
+    ProfileDirectory(profiles: directory.all, aliasTokens: directory.aliasTokens)
+}
+
+@Suite("The profile directory keeps every index consistent")
+struct ProfileDirectoryIndexes {
+    @Test func insertIndexesIdCustomerUserIDAndToken() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice"))
+        directory.insert(profile(2))
+        #expect(directory.count == 2)
+        #expect(directory.profile(id(1))?.customerUserID == "alice")
+        #expect(directory.profile(customerUserID: "alice")?.id == id(1))
+        #expect(directory.profile(token: token(2))?.id == id(2))
+        #expect(directory.canonicalID(id(3)) == nil)
+        #expect(directory.all.map(\.id) == [id(1), id(2)])
+    }
+
+    @Test func assignedCustomerUserIDFindsTheProfile() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1))
+        directory.assignCustomerUserID("alice", to: id(1))
+        #expect(directory.profile(customerUserID: "alice")?.id == id(1))
+        #expect(directory.profile(id(1))?.customerUserID == "alice")
+    }
+
+    @Test func assignedTokenReplacesTheOldOne() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1))
+        directory.assignToken(token(9), to: id(1))
+        #expect(directory.profile(token: token(9))?.id == id(1))
+        #expect(directory.profile(token: token(1)) == nil)
+        #expect(directory.profile(id(1))?.token == token(9))
+    }
+
+    @Test func mergeMovesIdAliasesAndTokensToTheTarget() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice"))
+        directory.insert(profile(2))
+        directory.merge(id(2), into: id(1))
+        #expect(directory.count == 1)
+        #expect(directory.canonicalID(id(2)) == id(1))
+        #expect(directory.profile(token: token(2))?.id == id(1))
+        #expect(directory.profile(id(1))?.aliases == [id(2)])
+        #expect(directory.aliasTokens == [token(2): id(1)])
+    }
+
+    @Test func chainedMergesResolveToTheLastTarget() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1))
+        directory.insert(profile(2))
+        directory.insert(profile(3, customerUserID: "carol"))
+        directory.merge(id(1), into: id(2))
+        directory.merge(id(2), into: id(3))
+        #expect(directory.canonicalID(id(1)) == id(3))
+        #expect(directory.canonicalID(id(2)) == id(3))
+        #expect(directory.profile(token: token(1))?.id == id(3))
+        #expect(directory.profile(token: token(2))?.id == id(3))
+        #expect(Set(directory.profile(id(3))?.aliases ?? []) == [id(1), id(2)])
+        #expect(directory.aliasTokens == [token(1): id(3), token(2): id(3)])
+    }
+
+    @Test func adoptingAMergedTokenMakesItTheProfilesOwn() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice"))
+        directory.insert(profile(2))
+        directory.merge(id(2), into: id(1))
+        directory.assignToken(token(2), to: id(1))
+        #expect(directory.profile(id(1))?.token == token(2))
+        #expect(directory.profile(token: token(2))?.id == id(1))
+        #expect(directory.profile(token: token(1)) == nil)
+        #expect(directory.aliasTokens.isEmpty)
+    }
+
+    @Test func mergeKeepsTheTargetsAttributesAndStaysWithinTheLimit() {
+        var directory = ProfileDirectory()
+        let targetAttributes = Dictionary(uniqueKeysWithValues: (1...49).map { ("t\($0)", "target") })
+        directory.insert(profile(1, customerUserID: "alice", attributes: targetAttributes.merging(["shared": "target"]) { $1 }))
+        directory.insert(profile(2, attributes: ["shared": "source", "a": "1", "b": "2"]))
+        directory.merge(id(2), into: id(1))
+        let attributes = directory.profile(id(1))?.attributes ?? [:]
+        #expect(attributes.count == ProfileLimits.attributesPerProfileMax)
+        #expect(attributes["shared"] == "target")
+        #expect(attributes["a"] == nil && attributes["b"] == nil)
+    }
+
+    @Test func mergeTakesTheSourcesAttributesTheTargetLacks() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice", attributes: ["shared": "target"]))
+        directory.insert(profile(2, attributes: ["shared": "source", "theme": "dark"]))
+        directory.merge(id(2), into: id(1))
+        #expect(directory.profile(id(1))?.attributes == ["shared": "target", "theme": "dark"])
+    }
+
+    @Test func removeFreesCustomerUserIDTokensAndAliases() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice"))
+        directory.insert(profile(2))
+        directory.merge(id(2), into: id(1))
+        directory.remove(id(1))
+        #expect(directory.count == 0)
+        #expect(directory.profile(customerUserID: "alice") == nil)
+        #expect(directory.profile(token: token(1)) == nil && directory.profile(token: token(2)) == nil)
+        #expect(directory.canonicalID(id(2)) == nil)
+        #expect(directory.aliasTokens.isEmpty)
+        #expect(directory == ProfileDirectory())
+    }
+}
+
+@Suite("A directory rebuilt from its profiles and alias tokens equals the original")
+struct ProfileDirectoryRebuild {
+    @Test func emptyDirectory() {
+        #expect(rebuilt(ProfileDirectory()) == ProfileDirectory())
+    }
+
+    @Test func afterInsertsAndAssignments() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1))
+        directory.insert(profile(2, customerUserID: "bob"))
+        directory.assignCustomerUserID("alice", to: id(1))
+        directory.assignToken(token(7), to: id(2))
+        #expect(rebuilt(directory) == directory)
+    }
+
+    @Test func afterMergesInAnyTokenOrder() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(5, customerUserID: "alice"))
+        // Merged tokens arrive in descending order; the rebuild sees them in no particular order.
+        for n: UInt64 in [4, 3, 2, 1] { directory.insert(profile(n)) }
+        directory.merge(id(1), into: id(2))
+        directory.merge(id(4), into: id(5))
+        directory.merge(id(2), into: id(5))
+        directory.merge(id(3), into: id(5))
+        #expect(rebuilt(directory) == directory)
+    }
+
+    @Test func afterAMergedTokenIsAdopted() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice"))
+        directory.insert(profile(2))
+        directory.merge(id(2), into: id(1))
+        directory.assignToken(token(2), to: id(1))
+        #expect(rebuilt(directory) == directory)
+    }
+
+    @Test func afterARemove() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, customerUserID: "alice"))
+        directory.insert(profile(2))
+        directory.insert(profile(3, customerUserID: "carol"))
+        directory.insert(profile(4))
+        directory.merge(id(2), into: id(1))
+        directory.merge(id(4), into: id(3))
+        directory.remove(id(1))
+        #expect(rebuilt(directory) == directory)
+    }
+}
