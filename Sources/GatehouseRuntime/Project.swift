@@ -1,4 +1,4 @@
-public import GatehouseBase
+import GatehouseBase
 public import GatehouseCore
 public import GatehouseStorage
 import Synchronization
