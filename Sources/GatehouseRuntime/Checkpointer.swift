@@ -95,7 +95,7 @@ public actor Checkpointer {
         let body = StateCoding.encode(state)
         // A snapshot never runs ahead of the durable log (storage.md C.1-6).
         await log.waitDurable(lsn)
-        let file = hex16(project.incarnation) + "-" + hex16(lsn) + "-"
+        let file = Hex.fixed16(project.incarnation) + "-" + Hex.fixed16(lsn) + "-"
             + registry.random.randomToken(alphabet: .base62, length: 6) + ".snap"
         let header = SnapshotHeader(streamID: project.incarnation, lsn: lsn, createdMs: registry.clock.nowMs(),
                                     metadata: Array(project.id.rawValue.utf8))
@@ -162,11 +162,6 @@ public actor Checkpointer {
     }
 }
 
-/// Sixteen lowercase hex digits, as log segment and snapshot names use.
-func hex16(_ value: UInt64) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
-}
 
 /// Where things live inside the data directory.
 struct DataPaths: Sendable {

@@ -108,9 +108,7 @@ import Testing
 /// The exact bytes of runtime records: what old logs and snapshots hold must keep meaning the
 /// same. A change here is a format change (docs/data-format.md, "Runtime records").
 @Suite struct RecordGoldenBytes {
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     static let state = ProjectState(
         id: try! ProjectID(validating: "acme"), name: "Acme", createdMs: 1_700_000_000_000,

@@ -1,8 +1,8 @@
-/// Lowercase hexadecimal, for digests in configuration files and logs.
-enum Hex {
+/// Lowercase hexadecimal, for digests, ids and file names.
+public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
@@ -13,7 +13,7 @@ enum Hex {
     }
 
     /// The bytes of an even-length hex string, upper or lower case; nil on anything else.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
@@ -34,5 +34,16 @@ enum Hex {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+
+    /// `value` as exactly 16 lowercase hex digits (log segment and snapshot names).
+    public static func fixed16(_ value: UInt64) -> String {
+        var text = [UInt8](repeating: UInt8(ascii: "0"), count: 16)
+        var remaining = value
+        for index in stride(from: 15, through: 0, by: -1) {
+            text[index] = digits[Int(remaining & 0xF)]
+            remaining >>= 4
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -82,31 +82,10 @@ public struct AppAccountToken: Sendable, Hashable, Comparable, CustomStringConve
     /// Parses `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (any case); `nil` otherwise.
     public init?(parsing text: String) {
         let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return nil }
-        var value: [UInt8] = []
-        value.reserveCapacity(32)
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            guard let nibble = Self.nibble(byte) else { return nil }
-            value.append(nibble)
-        }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<16 { high = high << 4 | UInt64(value[index]) }
-        for index in 16..<32 { low = low << 4 | UInt64(value[index]) }
-        self.init(high: high, low: low)
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        guard bytes.count == 36, [8, 13, 18, 23].allSatisfy({ bytes[$0] == UInt8(ascii: "-") }) else { return nil }
+        let digits = bytes.enumerated().filter { ![8, 13, 18, 23].contains($0.offset) }.map(\.element)
+        guard let value = Hex.decode(String(decoding: digits, as: UTF8.self)), value.count == 16 else { return nil }
+        self.init(high: value[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: value[8..<16].reduce(0) { $0 << 8 | UInt64($1) })
     }
 
     public var description: String {

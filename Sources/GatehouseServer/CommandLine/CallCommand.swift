@@ -20,15 +20,9 @@ enum CallCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: ParsedArguments
-        do {
-            parsed = try parser.parse(arguments)
-        } catch {
-            GatehouseCommand.printError("\(error)\nsee 'gatehouse call --help'")
-            return GatehouseCommand.ExitCode.usage
-        }
-        if parsed.helpRequested {
-            print(parser.helpText())
-            return GatehouseCommand.ExitCode.success
+        switch GatehouseCommand.parse(parser, arguments) {
+        case .run(let arguments): parsed = arguments
+        case .exit(let code): return code
         }
         do {
             let requests = try parsed.positionals.map { text throws(CommandFailure) in try parseRequest(text) }

@@ -60,6 +60,28 @@ public enum GatehouseCommand {
         `gatehouse <command> --help` explains each command's options.
         """
 
+    /// What parsing a command's arguments came to: run with them, or exit (help shown, or a
+    /// usage error printed).
+    enum Parsed {
+        case run(ParsedArguments)
+        case exit(Int32)
+    }
+
+    /// Parses `arguments` with `parser`; prints the help or the usage error itself.
+    static func parse(_ parser: ArgumentParser, _ arguments: [String]) -> Parsed {
+        do {
+            let parsed = try parser.parse(arguments)
+            if parsed.helpRequested {
+                print(parser.helpText())
+                return .exit(ExitCode.success)
+            }
+            return .run(parsed)
+        } catch {
+            printError("\(error)\nsee '\(parser.command) --help'")
+            return .exit(ExitCode.usage)
+        }
+    }
+
     static func printError(_ message: String) {
         var line = "error: " + message + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }

@@ -27,15 +27,9 @@ enum ProjectCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: ParsedArguments
-        do {
-            parsed = try parser.parse(arguments)
-        } catch {
-            GatehouseCommand.printError("\(error)\nsee 'gatehouse project --help'")
-            return GatehouseCommand.ExitCode.usage
-        }
-        if parsed.helpRequested {
-            print(parser.helpText())
-            return GatehouseCommand.ExitCode.success
+        switch GatehouseCommand.parse(parser, arguments) {
+        case .run(let arguments): parsed = arguments
+        case .exit(let code): return code
         }
         do {
             return send(try request(for: parsed), parsed)

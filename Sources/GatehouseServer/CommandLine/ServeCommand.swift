@@ -27,12 +27,12 @@ enum ServeCommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         let configuration: ServerConfiguration
+        let parsed: ParsedArguments
+        switch GatehouseCommand.parse(parser, arguments) {
+        case .run(let arguments): parsed = arguments
+        case .exit(let code): return code
+        }
         do {
-            let parsed = try parser.parse(arguments)
-            if parsed.helpRequested {
-                print(parser.helpText())
-                return GatehouseCommand.ExitCode.success
-            }
             configuration = try makeConfiguration(parsed, environment: currentEnvironment())
         } catch {
             GatehouseCommand.printError("\(error)\nsee 'gatehouse serve --help'")

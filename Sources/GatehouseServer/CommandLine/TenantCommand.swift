@@ -25,15 +25,9 @@ enum TenantCommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         let parsed: ParsedArguments
-        do {
-            parsed = try parser.parse(arguments)
-        } catch {
-            GatehouseCommand.printError("\(error)\nsee 'gatehouse tenant --help'")
-            return GatehouseCommand.ExitCode.usage
-        }
-        if parsed.helpRequested {
-            print(parser.helpText())
-            return GatehouseCommand.ExitCode.success
+        switch GatehouseCommand.parse(parser, arguments) {
+        case .run(let arguments): parsed = arguments
+        case .exit(let code): return code
         }
         let words = parsed.positionals
         guard words.count == 2 else {

@@ -20,15 +20,9 @@ enum WALCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: ParsedArguments
-        do {
-            parsed = try parser.parse(arguments)
-        } catch {
-            GatehouseCommand.printError("\(error)\nsee 'gatehouse wal --help'")
-            return GatehouseCommand.ExitCode.usage
-        }
-        if parsed.helpRequested {
-            print(parser.helpText())
-            return GatehouseCommand.ExitCode.success
+        switch GatehouseCommand.parse(parser, arguments) {
+        case .run(let arguments): parsed = arguments
+        case .exit(let code): return code
         }
         guard parsed.positionals.count == 1, let action = parsed.positionals.first else {
             GatehouseCommand.printError("name one action: verify, dump or repair\nsee 'gatehouse wal --help'")

@@ -1,3 +1,5 @@
+import GatehouseBase
+
 /// Sizes and constants of the log's on-disk format (docs/data-format.md, "Segments").
 enum WALFormat {
     static let segmentMagic: [UInt8] = Array("GHWALSEG".utf8)
@@ -27,7 +29,7 @@ enum WALFormat {
 
     /// `<first LSN as 16 hex digits>.wal`.
     static func segmentName(firstLSN: LSN) -> String {
-        HexDigits.fixed16(firstLSN) + segmentSuffix
+        Hex.fixed16(firstLSN) + segmentSuffix
     }
 
     /// The first LSN a segment's name declares, or nil if the name is not a segment's.
