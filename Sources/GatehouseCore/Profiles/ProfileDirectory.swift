@@ -164,10 +164,12 @@ public struct EventLog: Sendable, Equatable {
         events.append(event)
     }
 
-    /// Drops what is both beyond the newest 100,000 and older than 7 days.
+    /// Drops what is both beyond the newest 100,000 and older than 7 days. Pruning waits until
+    /// a tenth more has piled up, so a busy feed pays for one move of the array per 10,000
+    /// events, not per event.
     mutating func prune(nowMs: Int64) {
         let excess = events.count - Self.keptCountMin
-        guard excess > 0 else { return }
+        guard excess >= Self.keptCountMin / 10 else { return }
         var drop = 0
         while drop < excess, nowMs - events[drop].atMs > Self.keptAgeMs { drop += 1 }
         if drop > 0 { events.removeFirst(drop) }

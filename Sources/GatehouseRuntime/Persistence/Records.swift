@@ -1,5 +1,5 @@
 import GatehouseBase
-import GatehouseCore
+public import GatehouseCore
 import GatehouseStorage
 
 /// A project's incarnation: a server-wide number given to each created or restored project, so
@@ -144,4 +144,11 @@ enum StateCoding {
         }
         return state
     }
+}
+
+/// The snapshot body of a project state, for tools that measure it (`gatehouse-bench memory`).
+public enum ProjectSnapshotBody {
+    public static func encode(_ state: ProjectState) -> [UInt8] { StateCoding.encode(state) }
+
+    public static func decode(_ bytes: [UInt8]) throws -> ProjectState { try StateCoding.decode(bytes) }
 }
