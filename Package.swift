@@ -40,7 +40,10 @@ let package = Package(
         .executableTarget(name: "gatehouse", dependencies: ["GatehouseServer", "GatehouseBase"]),
         .executableTarget(
             name: "GatehouseBench",
-            dependencies: ["GatehouseServer", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseBase"],
+            dependencies: [
+                "GatehouseServer", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseCore", "GatehousePosix",
+                "GatehouseBase",
+            ],
             path: "Benchmarks/GatehouseBench"
         ),
 

@@ -11,6 +11,7 @@ enum BenchMode {
     case durability(DurabilityOptions)
     case load(LoadOptions)
     case micro(iterations: Int)
+    case memory(profiles: Int)
     case smoke
 }
 
@@ -34,6 +35,11 @@ enum BenchArguments {
         }
         if arguments.first == "durability" {
             return try parseDurability(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "memory" {
+            let parsed = try parse(Array(arguments.dropFirst()), with: memoryParser)
+            if parsed.helpRequested { return .help(memoryParser.helpText()) }
+            return .memory(profiles: try integer(parsed, "profiles", default: 1_000_000, in: 1...100_000_000))
         }
         let parsed = try parse(arguments, with: loadParser)
         if parsed.helpRequested { return .help(loadParser.helpText()) }

@@ -23,6 +23,17 @@ extension BenchArguments {
         ]
     )
 
+    static let memoryParser = ArgumentParser(
+        command: "gatehouse-bench memory",
+        summary: """
+            Builds one project's state with N identified profiles (each with a customer user id and a
+            token) through the real identity rules, and prints the resident memory they take, the time
+            to create them, and the size and encode/decode time of the project's snapshot body.
+            Build with -c release.
+            """,
+        options: [.value("profiles", placeholder: "N", help: "how many profiles (default 1000000)")]
+    )
+
     static let microParser = ArgumentParser(
         command: "gatehouse-bench micro",
         summary: """

@@ -32,6 +32,8 @@ enum SmokeRun {
         print("smoke: durability, tiny sizes")
         let code = await DurabilityMode.measure(.smoke)
         if code != BenchExitCode.success { status = code }
+        print("smoke: memory, 2,000 profiles")
+        if MemoryBench.run(profiles: 2_000) != BenchExitCode.success { status = BenchExitCode.failure }
         print(status == BenchExitCode.success ? "smoke: ok" : "smoke: FAILED")
         return status
     }

@@ -13,6 +13,8 @@ case .success(.help(let text)):
     status = BenchExitCode.success
 case .success(.durability(let options)):
     status = await DurabilityMode.run(options)
+case .success(.memory(let profiles)):
+    status = MemoryBench.run(profiles: profiles)
 case .success(.micro(let iterations)):
     status = MicroMode.run(iterations: iterations)
 case .success(.smoke):
