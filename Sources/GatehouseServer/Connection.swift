@@ -59,6 +59,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
             readAvailable()
         }
+        if events.contains(.hangup) || events.contains(.error) {
+            // Both directions are gone (or reset): nothing more can be delivered, and epoll
+            // would report this on every wait until the descriptor is closed.
+            close()
+            return
+        }
         if !isClosed, events.contains(.writable) {
             flush()
             resumeBufferedRequests()
