@@ -35,7 +35,7 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeDescriptor: Int32
     private let inbox = Mutex(Inbox())
     private let stopped = Atomic<Bool>(false)
-    private let threadID = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<OSThread?>(nil)
 
     // Loop-thread state.
     private var handlers: [Int32: any IOEventHandler] = [:]
@@ -71,21 +71,13 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Starts the loop on a thread of its own.
     public func start() {
-        let box = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box.toOpaque())
-        precondition(status == 0, "pthread_create failed: \(status)")
-        threadID.withLock { $0 = thread }
+        let started = OSThread.start { self.run() }
+        thread.withLock { $0 = started }
     }
 
     /// Whether the caller is running on this loop's thread.
     public var inEventLoop: Bool {
-        guard let id = threadID.withLock({ $0 }) else { return false }
-        return pthread_equal(id, pthread_self()) != 0
+        thread.withLock { $0 }?.isCurrent ?? false
     }
 
     /// Runs `task` on the loop's thread, soon. Safe from any thread.
@@ -107,9 +99,9 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Blocks until the loop's thread has exited. Never call it from the loop itself.
     public func waitUntilStopped() {
-        guard let thread = threadID.withLock({ $0 }) else { return }
+        guard let thread = thread.withLock({ $0 }) else { return }
         precondition(!inEventLoop, "an event loop cannot wait for itself")
-        pthread_join(thread, nil)
+        thread.join()
     }
 
     // MARK: Registration (loop thread only)

@@ -25,7 +25,7 @@ import Glibc
         let perThreadLSNs = Mutex<[[LSN]]>(Array(repeating: [], count: threads))
         let done = Mutex(0)
         for thread in 0..<threads {
-            OSThreadForTests.start {
+            OSThread.detached {
                 for index in 0..<perThread {
                     let record = WALRecord(kind: UInt16(thread), payload: [UInt8(thread), UInt8(truncatingIfNeeded: index)])
                     guard let lsn = try? log.append(record) else { Issue.record("append failed"); continue }
@@ -120,24 +120,5 @@ import Glibc
         await opened.log.waitDurable(queued)
         #expect(try opened.log.append(testRecord(queued + 1, size: 100)) == queued + 1)
         await opened.log.close()
-    }
-}
-
-/// Plain threads for tests that need appenders outside the Swift concurrency pool.
-enum OSThreadForTests {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    static func start(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Box(body))
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, box.toOpaque())
-        precondition(status == 0)
-        pthread_detach(thread)
     }
 }

@@ -45,9 +45,9 @@ public final class WriteAheadLog: Sendable {
         let shared = WALShared(files: files, logger: logger, onFatal: onFatal, databaseID: tail.databaseID, core: core)
         let housekeeper = WALHousekeeper(shared: shared)
         housekeeper.checkFreeSpace()
-        OSThread.start { housekeeper.run() }
+        OSThread.detached { housekeeper.run() }
         let flusher = WALFlusher(shared: shared, segment: tail.segment)
-        OSThread.start { flusher.run() }
+        OSThread.detached { flusher.run() }
         logger.info(
             "wal.opened",
             metadata: [
