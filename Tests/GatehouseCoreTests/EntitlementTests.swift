@@ -50,7 +50,7 @@ private enum EntitlementFixture {
 
 extension Subscription {
     fileprivate func after(_ event: SubscriptionEvent, atMs: Int64, gracePeriodMs: Int64 = 0) -> Subscription {
-        apply(event, atMs: atMs, gracePeriodMs: gracePeriodMs, nowMs: atMs).subscription
+        apply(event, atMs: atMs, gracePeriodMs: gracePeriodMs).subscription
     }
 }
 

@@ -24,8 +24,8 @@ private func term(_ k: Int64, price: Double = 9.99) -> SubscriptionTerm {
 
 @Suite struct SubscriptionOrderingTests {
     @Test func aRepeatedRenewalIsAppliedOnce() {
-        let once = SubscriptionFixture.purchased().apply(.renewal(term(2)), atMs: 20_000, gracePeriodMs: 0, nowMs: 20_000)
-        let twice = once.subscription.apply(.renewal(term(2)), atMs: 20_000, gracePeriodMs: 0, nowMs: 20_000)
+        let once = SubscriptionFixture.purchased().apply(.renewal(term(2)), atMs: 20_000, gracePeriodMs: 0)
+        let twice = once.subscription.apply(.renewal(term(2)), atMs: 20_000, gracePeriodMs: 0)
         #expect(once.eventTypes == [.renewal])
         #expect(twice.eventTypes.isEmpty)
         #expect(twice.subscription == once.subscription)
@@ -39,7 +39,7 @@ private func term(_ k: Int64, price: Double = 9.99) -> SubscriptionTerm {
     ])
     func everyEventRepeatedChangesNothingTheSecondTime(_ event: SubscriptionEvent) {
         let once = SubscriptionFixture.purchased().applying(event, atMs: 3_000)
-        let twice = once.apply(event, atMs: 3_000, gracePeriodMs: SubscriptionFixture.gracePeriodMs, nowMs: 3_000)
+        let twice = once.apply(event, atMs: 3_000, gracePeriodMs: SubscriptionFixture.gracePeriodMs)
         #expect(twice.subscription == once)
         #expect(twice.effects.isEmpty)
     }
@@ -47,14 +47,14 @@ private func term(_ k: Int64, price: Double = 9.99) -> SubscriptionTerm {
     @Test func aCancelDatedBeforeAnUncancelButDeliveredAfterItIsIgnored() {
         let cancelled = SubscriptionFixture.purchased().applying(.cancel, atMs: 2_000)
         let uncancelled = cancelled.applying(.uncancel, atMs: 4_000)
-        let late = uncancelled.apply(.cancel, atMs: 3_000, gracePeriodMs: 0, nowMs: 5_000)
+        let late = uncancelled.apply(.cancel, atMs: 3_000, gracePeriodMs: 0)
         #expect(late.subscription.willRenew)
         #expect(late.effects.isEmpty)
     }
 
     @Test func anOldRenewalAfterANewerOneOnlyCompletesTheHistory() {
         let newer = SubscriptionFixture.purchased().applying(.renewal(term(3)), atMs: 30_000)
-        let late = newer.apply(.renewal(term(2)), atMs: 20_000, gracePeriodMs: 0, nowMs: 31_000)
+        let late = newer.apply(.renewal(term(2)), atMs: 20_000, gracePeriodMs: 0)
         #expect(late.effects.isEmpty)
         #expect(late.subscription.expiresMs == 40_000)
         #expect(late.subscription.currentTerm?.transactionID == "t3")
@@ -64,7 +64,7 @@ private func term(_ k: Int64, price: Double = 9.99) -> SubscriptionTerm {
 
     @Test func aLateBillingIssueDoesNotUndoANewerRecovery() {
         let recovered = SubscriptionFixture.purchased().applying(.recover(term(2)), atMs: 12_000)
-        let late = recovered.apply(.billingIssue(graceExpiresMs: nil), atMs: 10_500, gracePeriodMs: 5_000, nowMs: 13_000)
+        let late = recovered.apply(.billingIssue(graceExpiresMs: nil), atMs: 10_500, gracePeriodMs: 5_000)
         #expect(late.subscription.status == .active)
         #expect(late.effects.isEmpty)
     }

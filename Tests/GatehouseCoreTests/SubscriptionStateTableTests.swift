@@ -39,7 +39,7 @@ enum SubscriptionFixture {
 
 extension Subscription {
     func applying(_ event: SubscriptionEvent, atMs: Int64, gracePeriodMs: Int64 = SubscriptionFixture.gracePeriodMs) -> Subscription {
-        apply(event, atMs: atMs, gracePeriodMs: gracePeriodMs, nowMs: atMs).subscription
+        apply(event, atMs: atMs, gracePeriodMs: gracePeriodMs).subscription
     }
 }
 
@@ -175,7 +175,7 @@ let subscriptionStateTable: [SubscriptionTableRow] =
     @Test(arguments: subscriptionStateTable)
     func eventFromStatus(_ row: SubscriptionTableRow) {
         let before = SubscriptionFixture.subscription(row.from, renewing: row.renewing)
-        let transition = before.apply(row.event, atMs: 3_000, gracePeriodMs: SubscriptionFixture.gracePeriodMs, nowMs: 3_000)
+        let transition = before.apply(row.event, atMs: 3_000, gracePeriodMs: SubscriptionFixture.gracePeriodMs)
         #expect(transition.subscription.status == row.to)
         #expect(transition.subscription.willRenew == row.willRenew)
         #expect(transition.eventTypes == row.feed)
@@ -223,7 +223,7 @@ let subscriptionStateTable: [SubscriptionTableRow] =
 
     @Test func refundOfAnOlderTermKeepsTheStatusButIsStillReported() {
         let renewed = SubscriptionFixture.purchased().applying(.renewal(t2), atMs: 10_000)
-        let transition = renewed.apply(.refund(transactionID: "t1", fraction: 0.5), atMs: 11_000, gracePeriodMs: 0, nowMs: 11_000)
+        let transition = renewed.apply(.refund(transactionID: "t1", fraction: 0.5), atMs: 11_000, gracePeriodMs: 0)
         #expect(transition.eventTypes == [.refund])
         #expect(transition.subscription.status == .active)
         #expect(transition.subscription.term(id: "t1")?.refundedFraction == 0.5)
@@ -242,7 +242,7 @@ let subscriptionStateTable: [SubscriptionTableRow] =
     }
 
     @Test func revokeIsAnExpirationWithReasonRevoked() {
-        let transition = SubscriptionFixture.purchased().apply(.revoke, atMs: 3_000, gracePeriodMs: 0, nowMs: 3_000)
+        let transition = SubscriptionFixture.purchased().apply(.revoke, atMs: 3_000, gracePeriodMs: 0)
         #expect(transition.effects == [SubscriptionEffect(.expiration, details: [EventDetail("reason", .string("revoked"))])])
         #expect(transition.subscription.isEntitling(nowMs: 3_000) == false)
     }

@@ -57,7 +57,7 @@ import Testing
     @Test func aRenewalDatedBeforeATimedExpiryStillRevives() {
         // The server expired it by its own clock; the store's renewal was only late.
         let expired = SubscriptionFixture.purchased().expireIfDue(nowMs: 10_500)!.subscription
-        let transition = expired.apply(.renewal(SubscriptionFixture.nextTerm), atMs: 10_000, gracePeriodMs: 0, nowMs: 11_000)
+        let transition = expired.apply(.renewal(SubscriptionFixture.nextTerm), atMs: 10_000, gracePeriodMs: 0)
         #expect(transition.subscription.status == .active)
         #expect(transition.eventTypes == [.renewal])
         #expect(transition.subscription.isEntitling(nowMs: 11_000))

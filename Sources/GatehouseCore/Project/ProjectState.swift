@@ -17,8 +17,9 @@ public struct ProjectState: Sendable, Equatable {
     public private(set) var configCursor: UInt64
     public private(set) var profiles: ProfileDirectory
     public private(set) var events: EventLog
-    /// The tag every profile id made in this project carries.
-    public var profileTag: UInt32 { ProfileID.tag(for: id) }
+    /// The tag every profile id made in this project carries (derived from `id` once, not per
+    /// profile created or resolved).
+    public let profileTag: UInt32
 
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
@@ -31,6 +32,7 @@ public struct ProjectState: Sendable, Equatable {
         config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog
     ) {
         self.id = id
+        self.profileTag = ProfileID.tag(for: id)
         self.name = name
         self.createdMs = createdMs
         self.keys = keys

@@ -1,10 +1,9 @@
 extension Subscription {
     /// Applies what the store says, dated `atMs` by the store, and returns the new subscription
     /// with the feed events it produces. Pure: a stale or repeated event returns the subscription
-    /// unchanged (but for `lastEventMs`) and no events.
-    ///
-    /// `nowMs` is not used to decide anything yet: expiry by time is ``expireIfDue(nowMs:)``'s.
-    public func apply(_ event: SubscriptionEvent, atMs: Int64, gracePeriodMs: Int64, nowMs: Int64) -> SubscriptionTransition {
+    /// unchanged (but for `lastEventMs`) and no events. Expiry by the server's clock is
+    /// ``expireIfDue(nowMs:)``'s, not this function's.
+    public func apply(_ event: SubscriptionEvent, atMs: Int64, gracePeriodMs: Int64) -> SubscriptionTransition {
         var next = self
         next.lastEventMs = max(lastEventMs, atMs)
         let effects: [SubscriptionEffect]

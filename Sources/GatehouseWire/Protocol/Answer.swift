@@ -11,9 +11,7 @@ public enum Answer {
     }
 
     public static func appendSuccess(id: JSONValue, _ result: JSONObject, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"id":"#.utf8)
-        JSONWriter.append(id, to: &out)
-        out.append(contentsOf: #","ok":true"#.utf8)
+        appendHead(id: id, ok: true, to: &out)
         for member in result.members {
             out.append(UInt8(ascii: ","))
             JSONWriter.appendString(member.key, to: &out)
@@ -31,11 +29,17 @@ public enum Answer {
     }
 
     public static func appendFailure(id: JSONValue, _ error: GatehouseError, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"id":"#.utf8)
-        JSONWriter.append(id, to: &out)
-        out.append(contentsOf: #","ok":false,"error":"#.utf8)
+        appendHead(id: id, ok: false, to: &out)
+        out.append(contentsOf: #","error":"#.utf8)
         JSONWriter.append(.object(errorObject(error)), to: &out)
         out.append(contentsOf: "}\n".utf8)
+    }
+
+    /// `{"id":<id>,"ok":<ok>`: what every answer starts with.
+    private static func appendHead(id: JSONValue, ok: Bool, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.append(id, to: &out)
+        out.append(contentsOf: ok ? #","ok":true"#.utf8 : #","ok":false"#.utf8)
     }
 
     /// The wire `error` object: `code`, `message`, then any detail fields.
