@@ -11,6 +11,7 @@ public enum ProfileLookup: Sendable {
 /// What a profile answer is built from: the profile and the project config it is read against.
 public struct ProfileView: Sendable {
     public var profile: Profile
+    public var holdings: ProjectState.Holdings
     public var config: ProjectConfig
     public var nowMs: Int64
 }
@@ -89,14 +90,16 @@ extension Project {
     }
 
     /// Logs and applies a batch that changes something; an empty one is a read of what is there.
-    private func commitIfAny(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
+    func commitIfAny(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
         batch.changes.isEmpty ? lastCommittedLSN : try commit(batch)
     }
 
-    private func view(of id: ProfileID) -> ProfileView {
+    func view(of id: ProfileID) -> ProfileView {
         guard let profile = currentState.profiles.profile(id) else {
             preconditionFailure("the profile a rule answered with does not exist after its changes")
         }
-        return ProfileView(profile: profile, config: currentState.config, nowMs: nowMs)
+        let now = nowMs
+        return ProfileView(profile: profile, holdings: currentState.holdings(of: profile.id, nowMs: now),
+                           config: currentState.config, nowMs: now)
     }
 }

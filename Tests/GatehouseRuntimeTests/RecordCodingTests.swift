@@ -100,7 +100,7 @@ import Testing
         config.products = [ProductDefinition(id: "p", type: .subscription, entitlements: ["missing"])]
         let state = ProjectState(id: try! ProjectID(validating: "x"), name: "x", createdMs: 0, keys: Self.keys,
                                  keyGenerations: [.public: 1, .secret: 1], config: config, sequence: 1, configCursor: 1,
-                                 profiles: ProfileDirectory(), events: EventLog())
+                                 profiles: ProfileDirectory(), events: EventLog(), purchases: PurchaseBook())
         #expect(throws: ByteReaderError.self) { try StateCoding.decode(StateCoding.encode(state)) }
     }
 }
@@ -119,7 +119,7 @@ import Testing
                               products: [ProductDefinition(id: "m", type: .subscription, entitlements: ["pro"],
                                                            grants: [CurrencyGrant(currency: "C", amount: 5, on: .renewal)])],
                               currencies: [CurrencyDefinition(code: "C")]),
-        sequence: 3, configCursor: 2, profiles: ProfileDirectory(), events: EventLog()
+        sequence: 3, configCursor: 2, profiles: ProfileDirectory(), events: EventLog(), purchases: PurchaseBook()
     )
 
     @Test func projectCreatedRecord() {

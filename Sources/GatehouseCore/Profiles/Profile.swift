@@ -67,13 +67,14 @@ public struct Event: Sendable, Equatable {
     /// The project sequence number of the change that made it.
     public let cursor: UInt64
     public let type: EventType
-    public let profileID: ProfileID
+    /// `nil` for a purchase no profile owns yet (held under its token until one claims it).
+    public let profileID: ProfileID?
     public let customerUserID: String?
     public let atMs: Int64
     /// Type-specific fields, in a stable order (for `SUBSCRIBER_ALIAS`: `merged_from`).
     public let details: [EventDetail]
 
-    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID, customerUserID: String?, atMs: Int64,
+    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
                 details: [EventDetail])
     {
         self.id = id
@@ -92,6 +93,8 @@ public struct EventDetail: Sendable, Equatable {
         case string(String)
         case int(Int64)
         case profiles([ProfileID])
+        case strings([String])
+        case bool(Bool)
     }
 
     public let name: String

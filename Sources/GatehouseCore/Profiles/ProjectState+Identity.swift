@@ -50,10 +50,10 @@ extension ProjectState {
         throw .notFound("profile \(id)")
     }
 
-    /// Whether the profile owns a purchase: such a profile keeps the token its purchases carry
-    /// (identify rule 5). The one hook for it; always false until purchases exist.
+    /// Whether the profile owns a store purchase: such a profile keeps the token its purchases
+    /// carry (identify rule 5).
     public func ownsPurchase(_ id: ProfileID) -> Bool {
-        false
+        purchases.ownsPurchase(id)
     }
 
     // MARK: profile.create

@@ -17,19 +17,24 @@ public struct ProjectState: Sendable, Equatable {
     public private(set) var configCursor: UInt64
     public private(set) var profiles: ProfileDirectory
     public private(set) var events: EventLog
+    /// Store purchases (owned or held under a token), promotional grants, the store
+    /// notifications applied, and the timer queue.
+    public private(set) var purchases: PurchaseBook
     /// The tag every profile id made in this project carries (derived from `id` once, not per
     /// profile created or resolved).
     public let profileTag: UInt32
 
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
-                  config: .empty, sequence: 0, configCursor: 0, profiles: ProfileDirectory(), events: EventLog())
+                  config: .empty, sequence: 0, configCursor: 0, profiles: ProfileDirectory(), events: EventLog(),
+                  purchases: PurchaseBook())
     }
 
     /// Every stored field, for loading a snapshot.
     public init(
         id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests, keyGenerations: [KeyKind: UInt64],
-        config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog
+        config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog,
+        purchases: PurchaseBook
     ) {
         self.id = id
         self.profileTag = ProfileID.tag(for: id)
@@ -42,13 +47,14 @@ public struct ProjectState: Sendable, Equatable {
         self.configCursor = configCursor
         self.profiles = profiles
         self.events = events
+        self.purchases = purchases
     }
 
     /// The same tenant under another id with other keys (a clone by `tenant.restore`).
     public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
         ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
                      keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor,
-                     profiles: profiles, events: events)
+                     profiles: profiles, events: events, purchases: purchases)
     }
 
     /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence
@@ -76,6 +82,16 @@ public struct ProjectState: Sendable, Equatable {
         case profileMerged(from: ProfileID, into: ProfileID)
         case attributesUpdated(ProfileID, [AttributeUpdate])
         case profileDeleted(ProfileID)
+        /// A subscription as a store rule left it, with its owner and token (insert or replace).
+        case subscriptionStored(HeldSubscription)
+        /// A one-time purchase as a store rule left it, with its owner and token.
+        case purchaseStored(HeldPurchase)
+        /// A profile's grant of one entitlement (insert or replace).
+        case grantStored(ProfileID, PromotionalGrant)
+        /// A store notification id, applied once.
+        case notificationSeen(store: String, id: String)
+        /// One event of the feed about a purchase or a grant (`nil` profile: an unowned purchase).
+        case eventRecorded(EventType, ProfileID?, [EventDetail])
     }
 
     /// `value` `nil` deletes the key.
@@ -109,6 +125,7 @@ public struct ProjectState: Sendable, Equatable {
             apply(change, atMs: batch.atMs, eventIndex: &eventIndex)
         }
         events.prune(nowMs: batch.atMs)
+        purchases.dropStaleDeadlines()
     }
 
     private mutating func apply(_ change: Change, atMs: Int64, eventIndex: inout Int) {
@@ -123,20 +140,21 @@ public struct ProjectState: Sendable, Equatable {
             profile.cursor = sequence
             profile.lastSeenMs = atMs
             profiles.insert(profile)
+            // Purchases held unowned under the token attach to the profile that takes it.
+            _ = purchases.claim(token: profile.token, for: profile.id)
         case .customerUserIDAssigned(let id, let customerUserID):
             profiles.assignCustomerUserID(customerUserID, to: id)
             touch(id, atMs: atMs, visible: true)
         case .tokenAssigned(let id, let token):
             profiles.assignToken(token, to: id)
+            _ = purchases.claim(token: token, for: id)
             touch(id, atMs: atMs, visible: true)
         case .profileMerged(let source, let target):
             profiles.merge(source, into: target)
+            purchases.move(from: source, to: target)
             touch(target, atMs: atMs, visible: true)
-            let profile = profiles.profile(target)
-            events.append(Event(id: "evt_\(sequence)_\(eventIndex)", cursor: sequence, type: .subscriberAlias,
-                                profileID: target, customerUserID: profile?.customerUserID, atMs: atMs,
-                                details: [EventDetail("merged_from", .profiles([source]))]))
-            eventIndex += 1
+            record(.subscriberAlias, target, [EventDetail("merged_from", .profiles([source]))], atMs: atMs,
+                   eventIndex: &eventIndex)
         case .attributesUpdated(let id, let updates):
             profiles.update(id) { profile in
                 for update in updates { profile.attributes[update.key] = update.value }
@@ -145,6 +163,39 @@ public struct ProjectState: Sendable, Equatable {
             touch(id, atMs: atMs, visible: false)
         case .profileDeleted(let id):
             profiles.remove(id)
+            purchases.release(id)
+        case .subscriptionStored(let held):
+            let previousOwner = purchases.store(held)
+            advanceCursor(of: [previousOwner, held.owner])
+        case .purchaseStored(let held):
+            let previousOwner = purchases.store(held)
+            advanceCursor(of: [previousOwner, held.owner])
+        case .grantStored(let id, let grant):
+            purchases.store(grant, for: id)
+            advanceCursor(of: [id])
+        case .notificationSeen(let store, let id):
+            purchases.markSeen(notification: id, store: store)
+        case .eventRecorded(let type, let id, let details):
+            record(type, id, details, atMs: atMs, eventIndex: &eventIndex)
+        }
+    }
+
+    /// Appends one event to the feed with the next id of this batch.
+    private mutating func record(_ type: EventType, _ id: ProfileID?, _ details: [EventDetail], atMs: Int64,
+                                 eventIndex: inout Int)
+    {
+        let customerUserID = id.flatMap { profiles.profile($0)?.customerUserID }
+        events.append(Event(id: "evt_\(sequence)_\(eventIndex)", cursor: sequence, type: type, profileID: id,
+                            customerUserID: customerUserID, atMs: atMs, details: details))
+        eventIndex += 1
+    }
+
+    /// What a profile owns changed without the app doing anything: its cursor moves (`sync`
+    /// reports it), its last-seen time does not.
+    private mutating func advanceCursor(of ids: [ProfileID?]) {
+        let sequence = self.sequence
+        for case let id? in ids where profiles.profile(id)?.id == id {
+            profiles.update(id) { $0.cursor = sequence }
         }
     }
 

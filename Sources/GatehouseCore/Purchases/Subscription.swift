@@ -78,17 +78,48 @@ public struct Subscription: Sendable, Equatable {
     public internal(set) var statusBeforeRefund: SubscriptionStatus?
 
     // The store dates that order each part of the state.
-    var statusMs: Int64
-    var willRenewMs: Int64
-    var productMs: Int64
+    public internal(set) var statusMs: Int64
+    public internal(set) var willRenewMs: Int64
+    public internal(set) var productMs: Int64
     /// The grace expiry the store named, if it named one; otherwise grace follows `expiresMs`.
-    var storeGraceExpiresMs: Int64?
+    public internal(set) var storeGraceExpiresMs: Int64?
     /// Refunds and reversals by transaction id, kept even for a term not yet known.
-    var refundMarks: [String: RefundMark]
+    public internal(set) var refundMarks: [String: RefundMark]
 
-    struct RefundMark: Sendable, Equatable {
-        var fraction: Double
-        var atMs: Int64
+    public struct RefundMark: Sendable, Equatable {
+        public var fraction: Double
+        public var atMs: Int64
+
+        public init(fraction: Double, atMs: Int64) {
+            self.fraction = fraction
+            self.atMs = atMs
+        }
+    }
+
+    /// Every stored field, for loading a snapshot or a log record.
+    public init(
+        store: String, originalTransactionID: String, productID: String, status: SubscriptionStatus, expiresMs: Int64,
+        graceExpiresMs: Int64?, willRenew: Bool, periodType: SubscriptionPeriodType, environment: StoreEnvironment,
+        terms: [SubscriptionTerm], lastEventMs: Int64, statusBeforeRefund: SubscriptionStatus?, statusMs: Int64,
+        willRenewMs: Int64, productMs: Int64, storeGraceExpiresMs: Int64?, refundMarks: [String: RefundMark]
+    ) {
+        self.store = store
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.status = status
+        self.expiresMs = expiresMs
+        self.graceExpiresMs = graceExpiresMs
+        self.willRenew = willRenew
+        self.periodType = periodType
+        self.environment = environment
+        self.terms = terms
+        self.lastEventMs = lastEventMs
+        self.statusBeforeRefund = statusBeforeRefund
+        self.statusMs = statusMs
+        self.willRenewMs = willRenewMs
+        self.productMs = productMs
+        self.storeGraceExpiresMs = storeGraceExpiresMs
+        self.refundMarks = refundMarks
     }
 
     public var currentTerm: SubscriptionTerm? { terms.last }

@@ -13,6 +13,11 @@ enum ChangeCoding {
         case profileMerged = 6
         case attributesUpdated = 7
         case profileDeleted = 8
+        case subscriptionStored = 9
+        case purchaseStored = 10
+        case grantStored = 11
+        case notificationSeen = 12
+        case eventRecorded = 13
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -60,6 +65,25 @@ enum ChangeCoding {
         case .profileDeleted(let id):
             writer.writeUInt8(Tag.profileDeleted.rawValue)
             ProfileCoding.writeID(id, into: &writer)
+        case .subscriptionStored(let held):
+            writer.writeUInt8(Tag.subscriptionStored.rawValue)
+            PurchaseCoding.write(held, into: &writer)
+        case .purchaseStored(let held):
+            writer.writeUInt8(Tag.purchaseStored.rawValue)
+            PurchaseCoding.write(held, into: &writer)
+        case .grantStored(let id, let grant):
+            writer.writeUInt8(Tag.grantStored.rawValue)
+            ProfileCoding.writeID(id, into: &writer)
+            PurchaseCoding.write(grant, into: &writer)
+        case .notificationSeen(let store, let id):
+            writer.writeUInt8(Tag.notificationSeen.rawValue)
+            writer.writeString(store)
+            writer.writeString(id)
+        case .eventRecorded(let type, let id, let details):
+            writer.writeUInt8(Tag.eventRecorded.rawValue)
+            writer.writeEnum(type)
+            writer.writeOptional(id) { ProfileCoding.writeID($1, into: &$0) }
+            EventCoding.writeDetails(details, into: &writer)
         }
     }
 
@@ -88,6 +112,18 @@ enum ChangeCoding {
             return .attributesUpdated(id, updates)
         case .profileDeleted:
             return .profileDeleted(try ProfileCoding.readID(&reader))
+        case .subscriptionStored:
+            return .subscriptionStored(try PurchaseCoding.readSubscription(&reader))
+        case .purchaseStored:
+            return .purchaseStored(try PurchaseCoding.readPurchase(&reader))
+        case .grantStored:
+            return .grantStored(try ProfileCoding.readID(&reader), try PurchaseCoding.readGrant(&reader))
+        case .notificationSeen:
+            return .notificationSeen(store: try reader.readString(), id: try reader.readString())
+        case .eventRecorded:
+            let type = try reader.readEnum(EventType.self)
+            let id = try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }
+            return .eventRecorded(type, id, try EventCoding.readDetails(&reader))
         }
     }
 }
@@ -143,49 +179,79 @@ enum ProfileCoding {
     }
 }
 
-/// Feed events in binary.
+/// Feed events in binary. State version 1 stored a profile id on every event; version 2 stores
+/// it as optional (an unowned purchase's events have none).
 enum EventCoding {
     static func write(_ event: Event, into writer: inout ByteWriter) {
         writer.writeString(event.id)
         writer.writeVarUInt(event.cursor)
         writer.writeEnum(event.type)
-        ProfileCoding.writeID(event.profileID, into: &writer)
+        writer.writeOptional(event.profileID) { ProfileCoding.writeID($1, into: &$0) }
         writer.writeOptional(event.customerUserID) { $0.writeString($1) }
         writer.writeVarInt(event.atMs)
-        writer.writeArray(event.details) { writer, detail in
+        writeDetails(event.details, into: &writer)
+    }
+
+    static func read(_ reader: inout ByteReader, stateVersion: UInt64) throws(ByteReaderError) -> Event {
+        let id = try reader.readString()
+        let cursor = try reader.readVarUInt()
+        let type = try reader.readEnum(EventType.self)
+        let profileID: ProfileID? =
+            stateVersion == 1
+            ? try ProfileCoding.readID(&reader)
+            : try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }
+        let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        let atMs = try reader.readVarInt()
+        let details = try readDetails(&reader)
+        return Event(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
+                     details: details)
+    }
+
+    private enum DetailKind: UInt8 {
+        case string = 1
+        case int = 2
+        case profiles = 3
+        case strings = 4
+        case bool = 5
+    }
+
+    static func writeDetails(_ details: [EventDetail], into writer: inout ByteWriter) {
+        writer.writeArray(details) { writer, detail in
             writer.writeString(detail.name)
             switch detail.value {
             case .string(let string):
-                writer.writeUInt8(1)
+                writer.writeUInt8(DetailKind.string.rawValue)
                 writer.writeString(string)
             case .int(let int):
-                writer.writeUInt8(2)
+                writer.writeUInt8(DetailKind.int.rawValue)
                 writer.writeVarInt(int)
             case .profiles(let ids):
-                writer.writeUInt8(3)
+                writer.writeUInt8(DetailKind.profiles.rawValue)
                 writer.writeArray(ids) { ProfileCoding.writeID($1, into: &$0) }
+            case .strings(let strings):
+                writer.writeUInt8(DetailKind.strings.rawValue)
+                writer.writeArray(strings) { $0.writeString($1) }
+            case .bool(let bool):
+                writer.writeUInt8(DetailKind.bool.rawValue)
+                writer.writeBool(bool)
             }
         }
     }
 
-    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> Event {
-        let id = try reader.readString()
-        let cursor = try reader.readVarUInt()
-        let type = try reader.readEnum(EventType.self)
-        let profileID = try ProfileCoding.readID(&reader)
-        let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
-        let atMs = try reader.readVarInt()
-        let details = try reader.readArray { reader throws(ByteReaderError) -> EventDetail in
+    static func readDetails(_ reader: inout ByteReader) throws(ByteReaderError) -> [EventDetail] {
+        try reader.readArray { reader throws(ByteReaderError) -> EventDetail in
             let name = try reader.readString()
             let start = reader.offset
-            switch try reader.readUInt8() {
-            case 1: return EventDetail(name, .string(try reader.readString()))
-            case 2: return EventDetail(name, .int(try reader.readVarInt()))
-            case 3: return EventDetail(name, .profiles(try reader.readArray { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }))
-            default: throw ByteReaderError.invalid("event detail", at: start)
+            switch DetailKind(rawValue: try reader.readUInt8()) {
+            case .string: return EventDetail(name, .string(try reader.readString()))
+            case .int: return EventDetail(name, .int(try reader.readVarInt()))
+            case .profiles:
+                return EventDetail(name, .profiles(try reader.readArray { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }))
+            case .strings:
+                return EventDetail(name, .strings(try reader.readArray { reader throws(ByteReaderError) in try reader.readString() }))
+            case .bool: return EventDetail(name, .bool(try reader.readBool()))
+            case nil: throw ByteReaderError.invalid("event detail", at: start)
             }
         }
-        return Event(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
-                     details: details)
     }
 }

@@ -74,8 +74,10 @@ enum RuntimeRecord: Equatable {
 
 /// A whole project state, for snapshots and `projectCreated` records.
 enum StateCoding {
-    /// Bumped when the layout below changes; a snapshot of a newer version is refused.
-    static let version: UInt64 = 1
+    /// Bumped when the layout below changes; a snapshot of a newer version is refused. Version 2
+    /// added the purchase book after the events (and optional event profile ids); version 1
+    /// bodies are still read, with no purchases.
+    static let version: UInt64 = 2
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
         writer.writeVarUInt(version)
@@ -95,12 +97,13 @@ enum StateCoding {
             ProfileCoding.writeID(entry.value, into: &writer)
         }
         writer.writeArray(state.events.events) { EventCoding.write($1, into: &$0) }
+        PurchaseCoding.write(state.purchases, into: &writer)
     }
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
         let start = reader.offset
         let version = try reader.readVarUInt()
-        guard version == Self.version else { throw ByteReaderError.invalid("state version \(version)", at: start) }
+        guard (1...Self.version).contains(version) else { throw ByteReaderError.invalid("state version \(version)", at: start) }
         let idOffset = reader.offset
         guard let id = try? ProjectID(validating: try reader.readString()) else {
             throw ByteReaderError.invalid("project id", at: idOffset)
@@ -118,11 +121,14 @@ enum StateCoding {
         }
         var aliasTokens: [AppAccountToken: ProfileID] = [:]
         for (token, owner) in aliasTokenList { aliasTokens[token] = owner }
-        let events = try reader.readArray { reader throws(ByteReaderError) in try EventCoding.read(&reader) }
+        let events = try reader.readArray { reader throws(ByteReaderError) in
+            try EventCoding.read(&reader, stateVersion: version)
+        }
+        let purchases = version >= 2 ? try PurchaseCoding.readBook(&reader) : PurchaseBook()
         return ProjectState(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: generations,
                             config: config, sequence: sequence, configCursor: configCursor,
                             profiles: ProfileDirectory(profiles: profiles, aliasTokens: aliasTokens),
-                            events: EventLog(events: events))
+                            events: EventLog(events: events), purchases: purchases)
     }
 
     static func encode(_ state: ProjectState) -> [UInt8] {

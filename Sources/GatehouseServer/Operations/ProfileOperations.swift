@@ -99,6 +99,6 @@ enum ProfileOperations {
     }
 
     static func document(_ view: ProfileView, _ context: OperationContext, attributes: Bool = false) -> JSONObject {
-        ProfileDocument.json(view.profile, config: view.config, includeAttributes: attributes)
+        ProfileDocument.json(view.profile, holdings: view.holdings, config: view.config, includeAttributes: attributes)
     }
 }

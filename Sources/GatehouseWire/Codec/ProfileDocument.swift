@@ -3,14 +3,19 @@ public import GatehouseCore
 /// The profile document, the answer of most profile ops (PROTOCOL.md, "Profiles"), with its
 /// members in the documented order.
 public enum ProfileDocument {
-    public static func json(_ profile: Profile, config: ProjectConfig, includeAttributes: Bool) -> JSONObject {
+    public static func json(
+        _ profile: Profile, holdings: ProjectState.Holdings, config: ProjectConfig, includeAttributes: Bool
+    ) -> JSONObject {
         var document: JSONObject = [
             "profile": profileObject(profile),
-            // Purchases, entitlements and balances arrive with the purchase and currency work;
-            // until then every profile truly has none, and every balance is 0.
-            "entitlements": .object(JSONObject()),
-            "subscriptions": .object(JSONObject()),
-            "purchases": .array([]),
+            "entitlements": .object(JSONObject(members: holdings.entitlements.map {
+                JSONObject.Member(key: $0.entitlementID, value: entitlement($0))
+            })),
+            "subscriptions": .object(JSONObject(members: holdings.subscriptions.map {
+                JSONObject.Member(key: $0.originalTransactionID, value: subscription($0))
+            })),
+            "purchases": .array(holdings.purchases.map(purchase)),
+            // Balances arrive with the currency work (issue 6); until then every balance is 0.
             "currencies": .object(JSONObject(members: config.currencies.map { JSONObject.Member(key: $0.code, value: 0) })),
             "cursor": .int(Int64(profile.cursor)),
         ]
@@ -18,6 +23,41 @@ public enum ProfileDocument {
             document.append("attributes", attributes(profile))
         }
         return document
+    }
+
+    static func entitlement(_ view: EntitlementView) -> JSONValue {
+        [
+            "is_active": .bool(view.isActive),
+            "product_id": .optional(view.productID) { .string($0) },
+            "store": .string(view.store),
+            "expires_ms": .optional(view.expiresMs) { .int($0) },
+            "grace_expires_ms": .optional(view.graceExpiresMs) { .int($0) },
+            "will_renew": .bool(view.willRenew),
+            "period_type": .string(view.periodType),
+            "billing_issue": .bool(view.billingIssue),
+        ]
+    }
+
+    static func subscription(_ subscription: Subscription) -> JSONValue {
+        [
+            "product_id": .string(subscription.productID),
+            "store": .string(subscription.store),
+            "status": .string(subscription.status.rawValue),
+            "expires_ms": .int(subscription.expiresMs),
+            "will_renew": .bool(subscription.willRenew),
+            "period_type": .string(subscription.periodType.rawValue),
+            "environment": .string(subscription.environment.rawValue),
+        ]
+    }
+
+    static func purchase(_ purchase: OneTimePurchase) -> JSONValue {
+        [
+            "transaction_id": .string(purchase.transactionID),
+            "product_id": .string(purchase.productID),
+            "store": .string(purchase.store),
+            "purchased_ms": .int(purchase.purchasedMs),
+            "refunded": .bool(purchase.refunded),
+        ]
     }
 
     static func profileObject(_ profile: Profile) -> JSONValue {
@@ -44,7 +84,7 @@ public enum EventDocument {
             "id": .string(event.id),
             "cursor": .int(Int64(event.cursor)),
             "type": .string(event.type.rawValue),
-            "profile_id": .string(event.profileID.description),
+            "profile_id": .optional(event.profileID) { .string($0.description) },
             "customer_user_id": .optional(event.customerUserID) { .string($0) },
             "at_ms": .int(event.atMs),
         ]
@@ -53,6 +93,8 @@ public enum EventDocument {
             case .string(let string): object.append(detail.name, .string(string))
             case .int(let int): object.append(detail.name, .int(int))
             case .profiles(let ids): object.append(detail.name, .array(ids.map { .string($0.description) }))
+            case .strings(let strings): object.append(detail.name, .array(strings.map { .string($0) }))
+            case .bool(let bool): object.append(detail.name, .bool(bool))
             }
         }
         return .object(object)

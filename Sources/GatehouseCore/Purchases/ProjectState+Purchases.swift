@@ -1,0 +1,385 @@
+// The purchase rules of DESIGN.md, "Who owns a purchase" and "Subscription life and
+// entitlements". Like the identity rules, each reads the state and decides a batch of changes
+// (the purchase as the rule leaves it, with its owner, and the feed's events); the caller logs
+// and applies it, so replay never re-runs a rule.
+
+extension ProjectState {
+    /// What a purchase rule decided, and what the answer reports.
+    public struct PurchaseDecision: Sendable, Equatable {
+        public var batch: ChangeBatch
+        /// The profile the answer is about: the reporter, or a notification's owner (`nil`: none).
+        public var profileID: ProfileID?
+        /// `purchase.restore`: profiles that lost purchases to this one.
+        public var transferredFrom: [ProfileID] = []
+        /// `purchase.restore`: original transaction ids that stay with another profile.
+        public var keptByOther: [String] = []
+        /// `store.notify`: false for a notification id already applied.
+        public var applied = true
+
+        public init(batch: ChangeBatch, profileID: ProfileID?) {
+            self.batch = batch
+            self.profileID = profileID
+        }
+    }
+
+    /// The purchases and entitlements of one profile, as its document shows them at `nowMs`.
+    public struct Holdings: Sendable, Equatable {
+        public var subscriptions: [Subscription]
+        public var purchases: [OneTimePurchase]
+        public var entitlements: [EntitlementView]
+    }
+
+    public func holdings(of id: ProfileID, nowMs: Int64) -> Holdings {
+        let subscriptions = purchases.subscriptions(ownedBy: id)
+        let oneTime = purchases.oneTimePurchases(ownedBy: id)
+        let entitlements = Entitlements.computeOrdered(
+            config: config, subscriptions: subscriptions, purchases: oneTime, grants: purchases.grants(of: id), nowMs: nowMs)
+        return Holdings(subscriptions: subscriptions, purchases: oneTime, entitlements: entitlements)
+    }
+
+    // MARK: purchase.report and purchase.restore
+
+    /// A profile reports a purchase: it becomes the owner unless the transaction's token names
+    /// another profile (new purchases) or the restore setting keeps it with its owner
+    /// (`owned_by_other`, and nothing changes).
+    public func reportPurchase(profile id: ProfileID, transaction: StoreTransaction, nowMs: Int64) throws(GatehouseError)
+        -> PurchaseDecision
+    {
+        let reporter = try resolveProfile(id).id
+        var draft = PurchaseDraft(state: self, nowMs: nowMs)
+        if try draft.take(transaction, reportedBy: reporter) == .keptByOther {
+            throw GatehouseError(.ownedByOther, "the purchase belongs to another profile and the project's restore setting keeps it there")
+        }
+        return draft.decision(for: reporter)
+    }
+
+    /// A profile restores its purchases: each follows the restore setting; those that stay
+    /// with another profile are listed, not refused.
+    public func restorePurchases(profile id: ProfileID, transactions: [StoreTransaction], nowMs: Int64)
+        throws(GatehouseError) -> PurchaseDecision
+    {
+        let reporter = try resolveProfile(id).id
+        var draft = PurchaseDraft(state: self, nowMs: nowMs)
+        draft.isRestoring = true
+        var kept: [String] = []
+        for transaction in transactions where try draft.take(transaction, reportedBy: reporter) == .keptByOther {
+            if !kept.contains(transaction.key.id) { kept.append(transaction.key.id) }
+        }
+        var decision = draft.decision(for: reporter)
+        decision.keptByOther = kept
+        return decision
+    }
+
+    // MARK: store.notify
+
+    /// Applies a store notification. A repeated id changes nothing (`applied: false`); an event
+    /// other than a purchase for an unknown purchase is `not_found`. Never moves an owned
+    /// purchase; a new purchase goes to the profile holding its token, else is held unowned.
+    public func notify(_ notification: StoreNotification, nowMs: Int64) throws(GatehouseError) -> PurchaseDecision {
+        var key = PurchaseKey(store: notification.store, id: notification.originalTransactionID)
+        if case .purchase(let transaction) = notification.event { key = transaction.key }
+        if purchases.hasSeen(notification: notification.notificationID, store: notification.store) {
+            var decision = PurchaseDecision(batch: ChangeBatch([], atMs: nowMs), profileID: owner(of: key))
+            decision.applied = false
+            return decision
+        }
+        var draft = PurchaseDraft(state: self, nowMs: nowMs)
+        switch notification.event {
+        case .purchase(let transaction):
+            _ = try draft.take(transaction, reportedBy: nil, atMs: notification.atMs)
+        case .change(let event):
+            try draft.apply(event, to: key, atMs: notification.atMs)
+        }
+        var decision = draft.decision(for: nil)
+        decision.batch.changes.insert(.notificationSeen(store: notification.store, id: notification.notificationID), at: 0)
+        decision.profileID = draft.owner(of: key)
+        return decision
+    }
+
+    /// The owner of a subscription or one-time purchase, if the purchase is known and owned.
+    public func owner(of key: PurchaseKey) -> ProfileID? {
+        purchases.subscription(key)?.owner ?? purchases.oneTimePurchase(key)?.owner
+    }
+
+    // MARK: entitlement.grant and entitlement.revoke
+
+    /// Gives a profile an entitlement until `expiresMs` (`nil`: for life), replacing an earlier
+    /// grant of it. The entitlement must be in the config (`not_found`); an end in the past is
+    /// `bad_request`.
+    public func grantEntitlement(profile id: ProfileID, entitlement: String, expiresMs: Int64?, nowMs: Int64)
+        throws(GatehouseError) -> PurchaseDecision
+    {
+        let profile = try resolveProfile(id).id
+        try requireEntitlement(entitlement)
+        if let expiresMs, expiresMs <= nowMs { throw .badField("expires_ms", "must be after the server's clock (\(nowMs)) or null") }
+        let grant = PromotionalGrant(entitlementID: entitlement, grantedMs: nowMs, expiresMs: expiresMs)
+        var details = [EventDetail("entitlement", .string(entitlement))]
+        if let expiresMs { details.append(EventDetail("expires_ms", .int(expiresMs))) }
+        let changes: [Change] = [.grantStored(profile, grant), .eventRecorded(.promotionalGrant, profile, details)]
+        return PurchaseDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: profile)
+    }
+
+    /// Revokes the profile's grant of an entitlement (store purchases are untouched); nothing to
+    /// revoke changes nothing.
+    public func revokeEntitlement(profile id: ProfileID, entitlement: String, nowMs: Int64) throws(GatehouseError)
+        -> PurchaseDecision
+    {
+        let profile = try resolveProfile(id).id
+        try requireEntitlement(entitlement)
+        guard var grant = purchases.grant(of: profile, entitlement: entitlement), !grant.revoked else {
+            return PurchaseDecision(batch: ChangeBatch([], atMs: nowMs), profileID: profile)
+        }
+        grant.revoked = true
+        let changes: [Change] = [
+            .grantStored(profile, grant),
+            .eventRecorded(.promotionalRevoke, profile, [EventDetail("entitlement", .string(entitlement))]),
+        ]
+        return PurchaseDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: profile)
+    }
+
+    private func requireEntitlement(_ entitlement: String) throws(GatehouseError) {
+        guard config.entitlements.contains(where: { $0.id == entitlement }) else {
+            throw .notFound("entitlement \(entitlement) in the project's config")
+        }
+    }
+
+    // MARK: Time
+
+    /// What the passing of time ends at `nowMs`: subscriptions past their expiry (or grace)
+    /// with no renewal, and grants past their end, each with an `EXPIRATION` event. Empty when
+    /// nothing is due.
+    public func expireDue(nowMs: Int64) -> ChangeBatch {
+        var changes: [Change] = []
+        for deadline in purchases.due(nowMs: nowMs) {
+            switch deadline {
+            case .subscription(let key):
+                guard var held = purchases.subscription(key), let transition = held.subscription.expireIfDue(nowMs: nowMs)
+                else { continue }
+                held.subscription = transition.subscription
+                changes.append(.subscriptionStored(held))
+                for effect in transition.effects {
+                    changes.append(.eventRecorded(effect.type, held.owner, PurchaseDraft.details(of: held.subscription, effect)))
+                }
+            case .grant(let profile, let entitlement):
+                guard var grant = purchases.grant(of: profile, entitlement: entitlement), grant.nextDeadlineMs != nil else {
+                    continue
+                }
+                grant.lapsed = true
+                changes.append(.grantStored(profile, grant))
+                changes.append(.eventRecorded(.expiration, profile, [
+                    EventDetail("store", .string(Entitlements.promotionalStore)),
+                    EventDetail("entitlement", .string(entitlement)),
+                ]))
+            }
+        }
+        return ChangeBatch(changes, atMs: nowMs)
+    }
+}
+
+/// The working copy of one purchase request: the purchases it touched as it leaves them, the
+/// changes and events in order, and the transfers to report.
+private struct PurchaseDraft {
+    enum Outcome: Equatable {
+        case taken
+        case keptByOther
+    }
+
+    let state: ProjectState
+    let nowMs: Int64
+    private var subscriptions: [PurchaseKey: HeldSubscription] = [:]
+    private var oneTime: [PurchaseKey: HeldPurchase] = [:]
+    private var changes: [ProjectState.Change] = []
+    /// Per previous owner, in order of first transfer: the purchase ids moved to the reporter.
+    private var transfers: [(from: ProfileID, ids: [String])] = []
+
+    init(state: ProjectState, nowMs: Int64) {
+        self.state = state
+        self.nowMs = nowMs
+    }
+
+    func owner(of key: PurchaseKey) -> ProfileID? {
+        if let held = subscriptions[key] ?? state.purchases.subscription(key) { return held.owner }
+        return (oneTime[key] ?? state.purchases.oneTimePurchase(key))?.owner
+    }
+
+    /// Takes in one transaction: creates the purchase or adds its term, and settles its owner.
+    /// `reporter` `nil`: a store notification, which never moves an owned purchase. `atMs`: the
+    /// store's date (a report's is the transaction's purchase time).
+    mutating func take(_ transaction: StoreTransaction, reportedBy reporter: ProfileID?, atMs: Int64? = nil)
+        throws(GatehouseError) -> Outcome
+    {
+        let atMs = atMs ?? transaction.purchasedMs
+        switch transaction.kind {
+        case .subscription:
+            return try takeSubscription(transaction, reportedBy: reporter, atMs: atMs)
+        case .oneTime:
+            return takeOneTime(transaction, reportedBy: reporter)
+        }
+    }
+
+    private mutating func takeSubscription(_ transaction: StoreTransaction, reportedBy reporter: ProfileID?, atMs: Int64)
+        throws(GatehouseError) -> Outcome
+    {
+        let key = transaction.key
+        guard var held = subscriptions[key] ?? state.purchases.subscription(key) else {
+            let transition = Subscription.purchased(
+                store: transaction.store, originalTransactionID: transaction.originalTransactionID,
+                productID: transaction.productID, term: transaction.term, periodType: transaction.periodType,
+                environment: transaction.environment, atMs: atMs)
+            let held = HeldSubscription(transition.subscription, owner: firstOwner(transaction, reporter), token: transaction.token)
+            store(held, effects: transition.effects)
+            return .taken
+        }
+        let outcome = settleOwner(of: key.id, owner: &held.owner, reporter: reporter)
+        // A report the restore setting refuses changes nothing; a restore still takes the term in.
+        if outcome == .keptByOther, !isRestoring { return .keptByOther }
+        var effects: [SubscriptionEffect] = []
+        if held.subscription.term(id: transaction.transactionID) == nil {
+            let event: SubscriptionEvent =
+                reporter == nil || transaction.transactionID == transaction.originalTransactionID
+                ? .purchase(transaction.term, periodType: transaction.periodType) : .renewal(transaction.term)
+            let transition = held.subscription.apply(event, atMs: atMs, gracePeriodMs: state.config.gracePeriodMs)
+            held.subscription = transition.subscription
+            effects = transition.effects
+        }
+        if held != (subscriptions[key] ?? state.purchases.subscription(key)) { store(held, effects: effects) }
+        return outcome
+    }
+
+    private mutating func takeOneTime(_ transaction: StoreTransaction, reportedBy reporter: ProfileID?) -> Outcome {
+        let key = transaction.key
+        guard var held = oneTime[key] ?? state.purchases.oneTimePurchase(key) else {
+            let held = HeldPurchase(transaction.oneTimePurchase, owner: firstOwner(transaction, reporter), token: transaction.token)
+            store(held, effects: [SubscriptionEffect(.nonRenewingPurchase)])
+            return .taken
+        }
+        let outcome = settleOwner(of: key.id, owner: &held.owner, reporter: reporter)
+        if held != (oneTime[key] ?? state.purchases.oneTimePurchase(key)) { store(held, effects: []) }
+        return outcome
+    }
+
+    /// Set by `purchase.restore`: a purchase kept by its owner is listed, and its store data is
+    /// still taken in.
+    var isRestoring = false
+
+    /// Rule 1, then 2, then 3: the profile holding the transaction's token, else the reporter,
+    /// else nobody yet.
+    private func firstOwner(_ transaction: StoreTransaction, _ reporter: ProfileID?) -> ProfileID? {
+        if let token = transaction.token, let holder = state.profiles.profile(token: token) { return holder.id }
+        return reporter
+    }
+
+    /// A report or restore by `reporter` of a purchase already known: an unowned one is claimed;
+    /// one owned by another profile follows the project's restore setting.
+    private mutating func settleOwner(of id: String, owner: inout ProfileID?, reporter: ProfileID?) -> Outcome {
+        guard let reporter, owner != reporter else { return .taken }
+        guard let current = owner else {
+            owner = reporter
+            return .taken
+        }
+        let moves: Bool
+        switch state.config.restore {
+        case .transfer: moves = true
+        case .transferIfNoActive: moves = !state.purchases.hasActiveSubscription(current, nowMs: nowMs)
+        case .keep: moves = false
+        }
+        guard moves else { return .keptByOther }
+        owner = reporter
+        if let index = transfers.firstIndex(where: { $0.from == current }) {
+            transfers[index].ids.append(id)
+        } else {
+            transfers.append((current, [id]))
+        }
+        return .taken
+    }
+
+    /// Applies a store event to a known purchase (`not_found` for an unknown one).
+    mutating func apply(_ event: SubscriptionEvent, to key: PurchaseKey, atMs: Int64) throws(GatehouseError) {
+        if var held = subscriptions[key] ?? state.purchases.subscription(key) {
+            let transition = held.subscription.apply(event, atMs: atMs, gracePeriodMs: state.config.gracePeriodMs)
+            held.subscription = transition.subscription
+            store(held, effects: transition.effects)
+            return
+        }
+        guard var held = oneTime[key] ?? state.purchases.oneTimePurchase(key) else {
+            throw .notFound("purchase with original_transaction_id \(key.id) in store \(key.store)")
+        }
+        var effects: [SubscriptionEffect] = []
+        switch event {
+        case .refund(_, let fraction) where fraction > 0:
+            if !held.purchase.refunded { effects = [SubscriptionEffect(.refund)] }
+            held.purchase.refunded = true
+        case .refund, .refundReversed:
+            if held.purchase.refunded { effects = [SubscriptionEffect(.refundReversed)] }
+            held.purchase.refunded = false
+        case .revoke:
+            if !held.purchase.revoked { effects = [SubscriptionEffect.revokedPurchase] }
+            held.purchase.revoked = true
+        default:
+            throw .badField("event.type", "a one-time purchase only takes purchase, refund, refund_reversed and revoke")
+        }
+        store(held, effects: effects)
+    }
+
+    private mutating func store(_ held: HeldSubscription, effects: [SubscriptionEffect]) {
+        subscriptions[held.key] = held
+        changes.append(.subscriptionStored(held))
+        for effect in effects {
+            changes.append(.eventRecorded(effect.type, held.owner, Self.details(of: held.subscription, effect)))
+        }
+    }
+
+    private mutating func store(_ held: HeldPurchase, effects: [SubscriptionEffect]) {
+        oneTime[held.key] = held
+        changes.append(.purchaseStored(held))
+        for effect in effects {
+            changes.append(.eventRecorded(effect.type, held.owner, Self.details(of: held.purchase, effect)))
+        }
+    }
+
+    /// The batch, with one `TRANSFER` event per profile that lost purchases to `receiver`.
+    func decision(for receiver: ProfileID?) -> ProjectState.PurchaseDecision {
+        var changes = self.changes
+        if let receiver {
+            for transfer in transfers {
+                changes.append(.eventRecorded(.transfer, receiver, [
+                    EventDetail("transferred_from", .profiles([transfer.from])),
+                    EventDetail("transferred_to", .profiles([receiver])),
+                    EventDetail("original_transaction_ids", .strings(transfer.ids)),
+                ]))
+            }
+        }
+        var decision = ProjectState.PurchaseDecision(batch: ProjectState.ChangeBatch(changes, atMs: nowMs), profileID: receiver)
+        decision.transferredFrom = transfers.map(\.from)
+        return decision
+    }
+
+    // MARK: Event details
+
+    static func details(of subscription: Subscription, _ effect: SubscriptionEffect) -> [EventDetail] {
+        var details = [
+            EventDetail("store", .string(subscription.store)),
+            EventDetail("product_id", .string(subscription.productID)),
+            EventDetail("original_transaction_id", .string(subscription.originalTransactionID)),
+        ]
+        if let term = subscription.currentTerm { details.append(EventDetail("transaction_id", .string(term.transactionID))) }
+        details.append(EventDetail("expires_ms", .int(subscription.expiresMs)))
+        details.append(EventDetail("period_type", .string(subscription.periodType.rawValue)))
+        details.append(EventDetail("environment", .string(subscription.environment.rawValue)))
+        return details + effect.details
+    }
+
+    static func details(of purchase: OneTimePurchase, _ effect: SubscriptionEffect) -> [EventDetail] {
+        [
+            EventDetail("store", .string(purchase.store)),
+            EventDetail("product_id", .string(purchase.productID)),
+            EventDetail("transaction_id", .string(purchase.transactionID)),
+            EventDetail("environment", .string(purchase.environment.rawValue)),
+        ] + effect.details
+    }
+}
+
+extension SubscriptionEffect {
+    /// A one-time purchase revoked (family sharing ended, chargeback).
+    static let revokedPurchase = SubscriptionEffect(.expiration, details: [EventDetail("reason", .string("revoked"))])
+}

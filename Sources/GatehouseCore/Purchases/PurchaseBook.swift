@@ -1,0 +1,342 @@
+/// A store purchase's key: a subscription by store and original transaction id, a one-time
+/// purchase by store and transaction id.
+public struct PurchaseKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let store: String
+    public let id: String
+
+    public init(store: String, id: String) {
+        self.store = store
+        self.id = id
+    }
+
+    public static func < (a: PurchaseKey, b: PurchaseKey) -> Bool { (a.store, a.id) < (b.store, b.id) }
+
+    public var description: String { "\(store):\(id)" }
+}
+
+/// A subscription with who owns it (`nil`: nobody yet) and the app account token it carries.
+public struct HeldSubscription: Sendable, Equatable {
+    public var subscription: Subscription
+    public var owner: ProfileID?
+    public var token: AppAccountToken?
+
+    public init(_ subscription: Subscription, owner: ProfileID?, token: AppAccountToken?) {
+        self.subscription = subscription
+        self.owner = owner
+        self.token = token
+    }
+
+    public var key: PurchaseKey { PurchaseKey(store: subscription.store, id: subscription.originalTransactionID) }
+}
+
+/// A one-time purchase with who owns it and the app account token it carries.
+public struct HeldPurchase: Sendable, Equatable {
+    public var purchase: OneTimePurchase
+    public var owner: ProfileID?
+    public var token: AppAccountToken?
+
+    public init(_ purchase: OneTimePurchase, owner: ProfileID?, token: AppAccountToken?) {
+        self.purchase = purchase
+        self.owner = owner
+        self.token = token
+    }
+
+    public var key: PurchaseKey { PurchaseKey(store: purchase.store, id: purchase.transactionID) }
+}
+
+/// What the timer waits for: a subscription's expiry (or end of grace), or a grant's end.
+public enum Deadline: Sendable, Hashable {
+    case subscription(PurchaseKey)
+    case grant(ProfileID, entitlement: String)
+}
+
+/// Everything a project's profiles bought or were given (DESIGN.md, "Who owns a purchase"),
+/// with O(1) indexes by owner and by the token of purchases no profile owns yet, the store
+/// notification ids already applied, and the one timer queue of the project.
+///
+/// The indexes and the queue are derived from the purchases and grants: a book rebuilt from its
+/// stored parts equals the one it came from, and equality compares the stored parts only.
+public struct PurchaseBook: Sendable {
+    public private(set) var subscriptions: [PurchaseKey: HeldSubscription] = [:]
+    public private(set) var oneTimePurchases: [PurchaseKey: HeldPurchase] = [:]
+    /// Grants by profile, then by entitlement.
+    public private(set) var grants: [ProfileID: [String: PromotionalGrant]] = [:]
+    /// `<store>:<notification id>` of every store notification applied.
+    public private(set) var seenNotifications: Set<String> = []
+
+    private var owned: [ProfileID: Holdings] = [:]
+    private var unownedByToken: [AppAccountToken: Holdings] = [:]
+    private var deadlines = DeadlineQueue()
+
+    struct Holdings: Sendable {
+        var subscriptions: Set<PurchaseKey> = []
+        var purchases: Set<PurchaseKey> = []
+        var isEmpty: Bool { subscriptions.isEmpty && purchases.isEmpty }
+    }
+
+    public init() {}
+
+    /// Rebuilds the indexes and the timer queue from stored parts.
+    public init(
+        subscriptions: [HeldSubscription], oneTimePurchases: [HeldPurchase],
+        grants: [(ProfileID, PromotionalGrant)], seenNotifications: Set<String>
+    ) {
+        for held in subscriptions { store(held) }
+        for held in oneTimePurchases { store(held) }
+        for (profile, grant) in grants { store(grant, for: profile) }
+        self.seenNotifications = seenNotifications
+    }
+
+    // MARK: Reading
+
+    public func subscription(_ key: PurchaseKey) -> HeldSubscription? { subscriptions[key] }
+    public func oneTimePurchase(_ key: PurchaseKey) -> HeldPurchase? { oneTimePurchases[key] }
+
+    /// The subscriptions a profile owns, ordered by key.
+    public func subscriptions(ownedBy id: ProfileID) -> [Subscription] {
+        (owned[id]?.subscriptions.sorted() ?? []).compactMap { subscriptions[$0]?.subscription }
+    }
+
+    /// The one-time purchases a profile owns, ordered by purchase time, then key.
+    public func oneTimePurchases(ownedBy id: ProfileID) -> [OneTimePurchase] {
+        (owned[id]?.purchases.sorted() ?? []).compactMap { oneTimePurchases[$0]?.purchase }
+            .sorted { ($0.purchasedMs, $0.store, $0.transactionID) < ($1.purchasedMs, $1.store, $1.transactionID) }
+    }
+
+    /// A profile's grants, ordered by entitlement.
+    public func grants(of id: ProfileID) -> [PromotionalGrant] {
+        (grants[id] ?? [:]).values.sorted { $0.entitlementID < $1.entitlementID }
+    }
+
+    public func grant(of id: ProfileID, entitlement: String) -> PromotionalGrant? { grants[id]?[entitlement] }
+
+    /// Whether the profile owns a store purchase (grants do not count).
+    public func ownsPurchase(_ id: ProfileID) -> Bool { !(owned[id]?.isEmpty ?? true) }
+
+    /// Whether any subscription the profile owns is entitling at `nowMs`.
+    public func hasActiveSubscription(_ id: ProfileID, nowMs: Int64) -> Bool {
+        (owned[id]?.subscriptions ?? []).contains { subscriptions[$0]?.subscription.isEntitling(nowMs: nowMs) ?? false }
+    }
+
+    public func hasSeen(notification: String, store: String) -> Bool {
+        seenNotifications.contains(Self.notificationKey(store: store, id: notification))
+    }
+
+    static func notificationKey(store: String, id: String) -> String { "\(store):\(id)" }
+
+    /// The earliest moment the timer has something to do, if any.
+    public var nextDeadlineMs: Int64? {
+        var queue = deadlines
+        queue.dropStale { current(of: $0) }
+        return queue.top?.ms
+    }
+
+    /// Everything due at `nowMs` (deadline ≤ `nowMs`), ordered by deadline, then key. Read only.
+    public func due(nowMs: Int64) -> [Deadline] {
+        var seen = Set<Deadline>()
+        return deadlines.entries(atOrBefore: nowMs)
+            .filter { current(of: $0.key) == $0.ms && seen.insert($0.key).inserted }
+            .sorted { ($0.ms, "\($0.key)") < ($1.ms, "\($1.key)") }
+            .map(\.key)
+    }
+
+    /// The deadline an item has now, by its stored state.
+    private func current(of deadline: Deadline) -> Int64? {
+        switch deadline {
+        case .subscription(let key): subscriptions[key]?.subscription.nextDeadlineMs
+        case .grant(let profile, let entitlement): grants[profile]?[entitlement]?.nextDeadlineMs
+        }
+    }
+
+    // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
+
+    /// Inserts or replaces a subscription; answers the owner it had before.
+    @discardableResult
+    mutating func store(_ held: HeldSubscription) -> ProfileID? {
+        let key = held.key
+        let previous = subscriptions.updateValue(held, forKey: key)
+        if let previous { unindex(subscription: key, owner: previous.owner, token: previous.token) }
+        index(subscription: key, owner: held.owner, token: held.token)
+        if let deadline = held.subscription.nextDeadlineMs { deadlines.push(deadline, .subscription(key)) }
+        return previous?.owner
+    }
+
+    /// Inserts or replaces a one-time purchase; answers the owner it had before.
+    @discardableResult
+    mutating func store(_ held: HeldPurchase) -> ProfileID? {
+        let key = held.key
+        let previous = oneTimePurchases.updateValue(held, forKey: key)
+        if let previous { unindex(purchase: key, owner: previous.owner, token: previous.token) }
+        index(purchase: key, owner: held.owner, token: held.token)
+        return previous?.owner
+    }
+
+    mutating func store(_ grant: PromotionalGrant, for profile: ProfileID) {
+        grants[profile, default: [:]][grant.entitlementID] = grant
+        if let deadline = grant.nextDeadlineMs { deadlines.push(deadline, .grant(profile, entitlement: grant.entitlementID)) }
+    }
+
+    mutating func markSeen(notification: String, store: String) {
+        seenNotifications.insert(Self.notificationKey(store: store, id: notification))
+    }
+
+    /// Purchases held unowned under `token` now belong to `profile` (it took that token).
+    /// Answers whether any did.
+    mutating func claim(token: AppAccountToken, for profile: ProfileID) -> Bool {
+        guard let held = unownedByToken[token] else { return false }
+        for key in held.subscriptions { reown(subscription: key, to: profile) }
+        for key in held.purchases { reown(purchase: key, to: profile) }
+        return true
+    }
+
+    /// Everything `source` owns or was granted moves to `target` (a merge). Of two grants of the
+    /// same entitlement the target keeps the one ``PromotionalGrant/keeps(_:over:)`` prefers.
+    mutating func move(from source: ProfileID, to target: ProfileID) {
+        if let holdings = owned[source] {
+            for key in holdings.subscriptions.sorted() { reown(subscription: key, to: target) }
+            for key in holdings.purchases.sorted() { reown(purchase: key, to: target) }
+        }
+        for grant in (grants.removeValue(forKey: source) ?? [:]).values.sorted(by: { $0.entitlementID < $1.entitlementID }) {
+            if let existing = grants[target]?[grant.entitlementID], !PromotionalGrant.keeps(grant, over: existing) { continue }
+            store(grant, for: target)
+        }
+    }
+
+    /// A deleted profile's purchases become unowned, held under their tokens; its grants go.
+    mutating func release(_ profile: ProfileID) {
+        if let holdings = owned[profile] {
+            for key in holdings.subscriptions.sorted() { reown(subscription: key, to: nil) }
+            for key in holdings.purchases.sorted() { reown(purchase: key, to: nil) }
+        }
+        grants[profile] = nil
+    }
+
+    /// Lets the timer queue forget what is no longer due (called after each applied batch).
+    mutating func dropStaleDeadlines() {
+        let book = self
+        deadlines.dropStale { book.current(of: $0) }
+    }
+
+    private mutating func reown(subscription key: PurchaseKey, to owner: ProfileID?) {
+        guard var held = subscriptions[key] else { return }
+        unindex(subscription: key, owner: held.owner, token: held.token)
+        held.owner = owner
+        subscriptions[key] = held
+        index(subscription: key, owner: owner, token: held.token)
+    }
+
+    private mutating func reown(purchase key: PurchaseKey, to owner: ProfileID?) {
+        guard var held = oneTimePurchases[key] else { return }
+        unindex(purchase: key, owner: held.owner, token: held.token)
+        held.owner = owner
+        oneTimePurchases[key] = held
+        index(purchase: key, owner: owner, token: held.token)
+    }
+
+    private mutating func index(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
+        if let owner {
+            owned[owner, default: Holdings()].subscriptions.insert(key)
+        } else if let token {
+            unownedByToken[token, default: Holdings()].subscriptions.insert(key)
+        }
+    }
+
+    private mutating func unindex(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
+        if let owner {
+            owned[owner]?.subscriptions.remove(key)
+            if owned[owner]?.isEmpty == true { owned[owner] = nil }
+        } else if let token {
+            unownedByToken[token]?.subscriptions.remove(key)
+            if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
+        }
+    }
+
+    private mutating func index(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
+        if let owner {
+            owned[owner, default: Holdings()].purchases.insert(key)
+        } else if let token {
+            unownedByToken[token, default: Holdings()].purchases.insert(key)
+        }
+    }
+
+    private mutating func unindex(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
+        if let owner {
+            owned[owner]?.purchases.remove(key)
+            if owned[owner]?.isEmpty == true { owned[owner] = nil }
+        } else if let token {
+            unownedByToken[token]?.purchases.remove(key)
+            if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
+        }
+    }
+}
+
+extension PurchaseBook: Equatable {
+    /// The stored parts only: the indexes and the queue follow from them.
+    public static func == (a: PurchaseBook, b: PurchaseBook) -> Bool {
+        a.subscriptions == b.subscriptions && a.oneTimePurchases == b.oneTimePurchases && a.grants == b.grants
+            && a.seenNotifications == b.seenNotifications
+    }
+}
+
+/// The project's one timer queue: a binary min-heap of deadlines. An entry whose item has since
+/// moved its deadline (renewed, expired, revoked) is stale and skipped, and dropped once it
+/// reaches the top, so a change never has to find its old entry.
+struct DeadlineQueue: Sendable {
+    struct Entry: Sendable {
+        var ms: Int64
+        var key: Deadline
+    }
+
+    private var heap: [Entry] = []
+
+    var top: Entry? { heap.first }
+    var count: Int { heap.count }
+
+    mutating func push(_ ms: Int64, _ key: Deadline) {
+        heap.append(Entry(ms: ms, key: key))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].ms < heap[parent].ms else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !heap.isEmpty else { return }
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].ms < heap[smallest].ms { smallest = left }
+            if right < heap.count, heap[right].ms < heap[smallest].ms { smallest = right }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    /// Pops entries from the top while `current` says their item's deadline is no longer theirs.
+    mutating func dropStale(current: (Deadline) -> Int64?) {
+        while let top, current(top.key) != top.ms { pop() }
+    }
+
+    /// Every entry at or before `ms`, without changing the heap (visits only those and their
+    /// children).
+    func entries(atOrBefore ms: Int64) -> [Entry] {
+        var result: [Entry] = []
+        var pending = heap.isEmpty ? [] : [0]
+        while let index = pending.popLast() {
+            guard heap[index].ms <= ms else { continue }
+            result.append(heap[index])
+            let left = 2 * index + 1
+            if left < heap.count { pending.append(left) }
+            if left + 1 < heap.count { pending.append(left + 1) }
+        }
+        return result
+    }
+}

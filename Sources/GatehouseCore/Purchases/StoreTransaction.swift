@@ -1,0 +1,86 @@
+/// One store transaction as a store reported it, already verified (App Store) or taken from the
+/// test store, and normalized (PROTOCOL.md, "Purchases and the store").
+public struct StoreTransaction: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// An auto-renewing subscription: keyed by its original transaction id.
+        case subscription
+        /// A consumable or non-consumable: keyed by its own transaction id.
+        case oneTime
+    }
+
+    public var store: String
+    public var kind: Kind
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var productID: String
+    public var purchasedMs: Int64
+    /// Required for a subscription; ignored for a one-time purchase.
+    public var expiresMs: Int64
+    public var token: AppAccountToken?
+    /// In the store's currency units; 0 for a free term.
+    public var price: Double
+    public var currency: String?
+    public var periodType: SubscriptionPeriodType
+    public var environment: StoreEnvironment
+
+    public init(
+        store: String, kind: Kind, transactionID: String, originalTransactionID: String, productID: String,
+        purchasedMs: Int64, expiresMs: Int64, token: AppAccountToken?, price: Double, currency: String?,
+        periodType: SubscriptionPeriodType, environment: StoreEnvironment
+    ) {
+        self.store = store
+        self.kind = kind
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.purchasedMs = purchasedMs
+        self.expiresMs = expiresMs
+        self.token = token
+        self.price = price
+        self.currency = currency
+        self.periodType = periodType
+        self.environment = environment
+    }
+
+    /// The purchase this transaction belongs to.
+    public var key: PurchaseKey {
+        PurchaseKey(store: store, id: kind == .subscription ? originalTransactionID : transactionID)
+    }
+
+    var term: SubscriptionTerm {
+        SubscriptionTerm(transactionID: transactionID, purchasedMs: purchasedMs, expiresMs: expiresMs, price: price)
+    }
+
+    var oneTimePurchase: OneTimePurchase {
+        OneTimePurchase(store: store, transactionID: transactionID, productID: productID, purchasedMs: purchasedMs,
+                        price: price, environment: environment)
+    }
+}
+
+/// A store's notification, normalized: what happened to which purchase, dated by the store.
+public struct StoreNotification: Sendable, Equatable {
+    public enum Event: Sendable, Equatable {
+        /// A purchase: new to the server, or a resubscribe of a known subscription.
+        case purchase(StoreTransaction)
+        /// Anything else that happens to a known purchase. A one-time purchase takes only
+        /// `refund`, `refundReversed` and `revoke`.
+        case change(SubscriptionEvent)
+    }
+
+    public var store: String
+    /// Applied once: a repeat is answered `applied: false` and changes nothing.
+    public var notificationID: String
+    /// The subscription's original transaction id, or a one-time purchase's transaction id.
+    public var originalTransactionID: String
+    /// The store's date of the notification: what orders late and out-of-order deliveries.
+    public var atMs: Int64
+    public var event: Event
+
+    public init(store: String, notificationID: String, originalTransactionID: String, atMs: Int64, event: Event) {
+        self.store = store
+        self.notificationID = notificationID
+        self.originalTransactionID = originalTransactionID
+        self.atMs = atMs
+        self.event = event
+    }
+}

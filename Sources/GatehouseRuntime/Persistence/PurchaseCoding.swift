@@ -1,0 +1,164 @@
+import GatehouseBase
+import GatehouseCore
+
+/// Purchases, grants and the purchase book in binary (docs/data-format.md, "Runtime payloads").
+/// Prices and refund fractions are IEEE doubles by bit pattern, so they come back exactly.
+enum PurchaseCoding {
+    static func writeDouble(_ value: Double, into writer: inout ByteWriter) {
+        writer.writeUInt64(value.bitPattern)
+    }
+
+    static func readDouble(_ reader: inout ByteReader) throws(ByteReaderError) -> Double {
+        Double(bitPattern: try reader.readUInt64())
+    }
+
+    static func writeOwnership(_ owner: ProfileID?, _ token: AppAccountToken?, into writer: inout ByteWriter) {
+        writer.writeOptional(owner) { ProfileCoding.writeID($1, into: &$0) }
+        writer.writeOptional(token) { ProfileCoding.writeToken($1, into: &$0) }
+    }
+
+    static func readOwnership(_ reader: inout ByteReader) throws(ByteReaderError) -> (ProfileID?, AppAccountToken?) {
+        let owner = try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }
+        let token = try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readToken(&reader) }
+        return (owner, token)
+    }
+
+    // MARK: Subscriptions
+
+    static func write(_ held: HeldSubscription, into writer: inout ByteWriter) {
+        let subscription = held.subscription
+        writeOwnership(held.owner, held.token, into: &writer)
+        writer.writeString(subscription.store)
+        writer.writeString(subscription.originalTransactionID)
+        writer.writeString(subscription.productID)
+        writer.writeEnum(subscription.status)
+        writer.writeVarInt(subscription.expiresMs)
+        writer.writeOptional(subscription.graceExpiresMs) { $0.writeVarInt($1) }
+        writer.writeBool(subscription.willRenew)
+        writer.writeEnum(subscription.periodType)
+        writer.writeEnum(subscription.environment)
+        writer.writeArray(subscription.terms) { writer, term in
+            writer.writeString(term.transactionID)
+            writer.writeVarInt(term.purchasedMs)
+            writer.writeVarInt(term.expiresMs)
+            writeDouble(term.price, into: &writer)
+            writeDouble(term.refundedFraction, into: &writer)
+        }
+        writer.writeVarInt(subscription.lastEventMs)
+        writer.writeOptional(subscription.statusBeforeRefund) { $0.writeEnum($1) }
+        writer.writeVarInt(subscription.statusMs)
+        writer.writeVarInt(subscription.willRenewMs)
+        writer.writeVarInt(subscription.productMs)
+        writer.writeOptional(subscription.storeGraceExpiresMs) { $0.writeVarInt($1) }
+        writer.writeArray(subscription.refundMarks.sorted { $0.key < $1.key }) { writer, mark in
+            writer.writeString(mark.key)
+            writeDouble(mark.value.fraction, into: &writer)
+            writer.writeVarInt(mark.value.atMs)
+        }
+    }
+
+    static func readSubscription(_ reader: inout ByteReader) throws(ByteReaderError) -> HeldSubscription {
+        let (owner, token) = try readOwnership(&reader)
+        let store = try reader.readString()
+        let originalTransactionID = try reader.readString()
+        let productID = try reader.readString()
+        let status = try reader.readEnum(SubscriptionStatus.self)
+        let expiresMs = try reader.readVarInt()
+        let graceExpiresMs = try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
+        let willRenew = try reader.readBool()
+        let periodType = try reader.readEnum(SubscriptionPeriodType.self)
+        let environment = try reader.readEnum(StoreEnvironment.self)
+        let terms = try reader.readArray { reader throws(ByteReaderError) in
+            SubscriptionTerm(transactionID: try reader.readString(), purchasedMs: try reader.readVarInt(),
+                             expiresMs: try reader.readVarInt(), price: try readDouble(&reader),
+                             refundedFraction: try readDouble(&reader))
+        }
+        let lastEventMs = try reader.readVarInt()
+        let statusBeforeRefund = try reader.readOptional { reader throws(ByteReaderError) in
+            try reader.readEnum(SubscriptionStatus.self)
+        }
+        let statusMs = try reader.readVarInt()
+        let willRenewMs = try reader.readVarInt()
+        let productMs = try reader.readVarInt()
+        let storeGraceExpiresMs = try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
+        let marks = try reader.readArray { reader throws(ByteReaderError) in
+            (try reader.readString(), Subscription.RefundMark(fraction: try readDouble(&reader), atMs: try reader.readVarInt()))
+        }
+        var refundMarks: [String: Subscription.RefundMark] = [:]
+        for (id, mark) in marks { refundMarks[id] = mark }
+        let subscription = Subscription(
+            store: store, originalTransactionID: originalTransactionID, productID: productID, status: status,
+            expiresMs: expiresMs, graceExpiresMs: graceExpiresMs, willRenew: willRenew, periodType: periodType,
+            environment: environment, terms: terms, lastEventMs: lastEventMs, statusBeforeRefund: statusBeforeRefund,
+            statusMs: statusMs, willRenewMs: willRenewMs, productMs: productMs, storeGraceExpiresMs: storeGraceExpiresMs,
+            refundMarks: refundMarks)
+        return HeldSubscription(subscription, owner: owner, token: token)
+    }
+
+    // MARK: One-time purchases and grants
+
+    static func write(_ held: HeldPurchase, into writer: inout ByteWriter) {
+        let purchase = held.purchase
+        writeOwnership(held.owner, held.token, into: &writer)
+        writer.writeString(purchase.store)
+        writer.writeString(purchase.transactionID)
+        writer.writeString(purchase.productID)
+        writer.writeVarInt(purchase.purchasedMs)
+        writeDouble(purchase.price, into: &writer)
+        writer.writeEnum(purchase.environment)
+        writer.writeBool(purchase.refunded)
+        writer.writeBool(purchase.revoked)
+    }
+
+    static func readPurchase(_ reader: inout ByteReader) throws(ByteReaderError) -> HeldPurchase {
+        let (owner, token) = try readOwnership(&reader)
+        let purchase = OneTimePurchase(
+            store: try reader.readString(), transactionID: try reader.readString(), productID: try reader.readString(),
+            purchasedMs: try reader.readVarInt(), price: try readDouble(&reader),
+            environment: try reader.readEnum(StoreEnvironment.self), refunded: try reader.readBool(),
+            revoked: try reader.readBool())
+        return HeldPurchase(purchase, owner: owner, token: token)
+    }
+
+    static func write(_ grant: PromotionalGrant, into writer: inout ByteWriter) {
+        writer.writeString(grant.entitlementID)
+        writer.writeVarInt(grant.grantedMs)
+        writer.writeOptional(grant.expiresMs) { $0.writeVarInt($1) }
+        writer.writeBool(grant.revoked)
+        writer.writeBool(grant.lapsed)
+    }
+
+    static func readGrant(_ reader: inout ByteReader) throws(ByteReaderError) -> PromotionalGrant {
+        PromotionalGrant(
+            entitlementID: try reader.readString(), grantedMs: try reader.readVarInt(),
+            expiresMs: try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() },
+            revoked: try reader.readBool(), lapsed: try reader.readBool())
+    }
+
+    // MARK: The book
+
+    /// Stored parts in a deterministic order: equal books write equal bytes.
+    static func write(_ book: PurchaseBook, into writer: inout ByteWriter) {
+        writer.writeArray(book.subscriptions.sorted { $0.key < $1.key }) { write($1.value, into: &$0) }
+        writer.writeArray(book.oneTimePurchases.sorted { $0.key < $1.key }) { write($1.value, into: &$0) }
+        let grants = book.grants.sorted { $0.key < $1.key }.flatMap { entry in
+            entry.value.values.sorted { $0.entitlementID < $1.entitlementID }.map { (entry.key, $0) }
+        }
+        writer.writeArray(grants) { writer, entry in
+            ProfileCoding.writeID(entry.0, into: &writer)
+            write(entry.1, into: &writer)
+        }
+        writer.writeArray(book.seenNotifications.sorted()) { $0.writeString($1) }
+    }
+
+    static func readBook(_ reader: inout ByteReader) throws(ByteReaderError) -> PurchaseBook {
+        let subscriptions = try reader.readArray { reader throws(ByteReaderError) in try readSubscription(&reader) }
+        let purchases = try reader.readArray { reader throws(ByteReaderError) in try readPurchase(&reader) }
+        let grants = try reader.readArray { reader throws(ByteReaderError) in
+            (try ProfileCoding.readID(&reader), try readGrant(&reader))
+        }
+        let seen = try reader.readArray { reader throws(ByteReaderError) in try reader.readString() }
+        return PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
+                            seenNotifications: Set(seen))
+    }
+}
