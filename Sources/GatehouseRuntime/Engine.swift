@@ -194,8 +194,24 @@ struct RecoveryState {
                 throw RecoveryError("project \(entry.state.id) appears twice (incarnations \(other) and \(incarnation))")
             }
             seen[entry.state.id] = incarnation
-            projects.append(Project(state: entry.state, incarnation: incarnation, originLSN: entry.baseLSN,
-                                    lastLSN: entry.lastLSN, context: context))
+            var state = entry.state
+            var lastLSN = entry.lastLSN
+            // What fell due while the server was down is applied before anything is served.
+            let expired = state.expireDue(nowMs: context.clock.nowMs())
+            if !expired.changes.isEmpty {
+                do {
+                    lastLSN = try context.log.append(RuntimeRecord.projectChanged(incarnation, expired).logRecord)
+                    state.apply(expired)
+                } catch {
+                    // The log takes no writes yet (disk full): the project's timer retries.
+                    logger.warning("recovery.expiry_deferred", metadata: ["project": "\(state.id)", "error": "\(error)"])
+                }
+            }
+            let project = Project(state: state, incarnation: incarnation, originLSN: entry.baseLSN, lastLSN: lastLSN,
+                                  context: context)
+            projects.append(project)
+            // The timer for what falls due next.
+            Task { await project.runExpiries() }
         }
         return projects
     }

@@ -43,6 +43,9 @@ public actor Project {
     /// Set while a `tenant.restore` replaces this project: changes are refused, so the restored
     /// state's sequence can be placed after everything this one ever answered.
     private var frozen = false
+    /// The one timer of the project: it wakes at the earliest expiry (DESIGN.md: time moves too).
+    private var expiryTimer: Task<Void, Never>?
+    private var expiryTimerDeadlineMs: Int64?
 
     init(state: ProjectState, incarnation: Incarnation, originLSN: LSN, lastLSN: LSN, context: ProjectContext) {
         self.id = state.id
@@ -103,6 +106,64 @@ public actor Project {
 
     func unfreeze() {
         frozen = false
+        armExpiryTimer()
+    }
+
+    // MARK: Time
+
+    /// Applies what the passing of time has ended by now (subscriptions past expiry or grace,
+    /// grants past their end) as one logged batch, then arms the timer for the next deadline.
+    /// Runs at start-up (what fell due while the server was down), when the timer fires, and
+    /// after `clock.advance`. Answers the log position that covers it.
+    @discardableResult
+    public func runExpiries() -> LSN {
+        expiryTimer?.cancel()
+        expiryTimer = nil
+        expiryTimerDeadlineMs = nil
+        guard !published.isDeleted, !frozen else { return lastLSN }
+        let batch = state.expireDue(nowMs: nowMs)
+        if !batch.changes.isEmpty {
+            do throws(GatehouseError) {
+                _ = try commit(batch)
+            } catch {
+                // The log refuses writes for now (disk full): try again shortly.
+                retryExpiries(afterMs: 1000)
+                return lastLSN
+            }
+        }
+        armExpiryTimer()
+        return lastLSN
+    }
+
+    /// Arms the timer for the next deadline unless it is armed for it already. A clock that only
+    /// moves when told to (`--test-clock`) gets a timer only for what is due now.
+    private func armExpiryTimer() {
+        guard !published.isDeleted, !frozen, let next = state.purchases.nextDeadlineMs else {
+            expiryTimer?.cancel()
+            expiryTimer = nil
+            expiryTimerDeadlineMs = nil
+            return
+        }
+        guard expiryTimerDeadlineMs != next else { return }
+        let delayMs = next - nowMs
+        guard delayMs <= 0 || context.clock.advancesOnItsOwn else { return }
+        retryExpiries(afterMs: max(0, delayMs))
+        expiryTimerDeadlineMs = next
+    }
+
+    private func retryExpiries(afterMs delayMs: Int64) {
+        expiryTimer?.cancel()
+        expiryTimerDeadlineMs = nil
+        expiryTimer = Task { [weak self] in
+            if delayMs > 0 {
+                do {
+                    try await Task.sleep(for: .milliseconds(delayMs))
+                } catch {
+                    return
+                }
+            }
+            await self?.runExpiries()
+        }
     }
 
     private func commit(_ change: ProjectState.Change) throws(GatehouseError) -> LSN {
@@ -123,6 +184,7 @@ public actor Project {
             loggedBytesSinceSnapshot = 0
             context.trigger.request(self)
         }
+        armExpiryTimer()
         return lsn
     }
 }

@@ -7,11 +7,16 @@ import Glibc
 /// themselves: they are handed this clock's reading, so tests can move it.
 public protocol ServerClock: Sendable {
     func nowMs() -> Int64
+    /// Whether time passes without anyone moving it. A project arms a timer for its next
+    /// expiry only on such a clock; a test clock's expiries run when `clock.advance` moves it.
+    var advancesOnItsOwn: Bool { get }
 }
 
 /// Wall-clock time.
 public struct SystemServerClock: ServerClock {
     public init() {}
+
+    public var advancesOnItsOwn: Bool { true }
 
     public func nowMs() -> Int64 {
         var now = timespec()
@@ -30,6 +35,8 @@ public final class ManualServerClock: ServerClock {
     }
 
     public func nowMs() -> Int64 { current.load(ordering: .acquiring) }
+
+    public var advancesOnItsOwn: Bool { false }
 
     /// Moves the clock forward by `milliseconds` (never back) and answers the new time.
     @discardableResult

@@ -89,6 +89,8 @@ extension Engine {
             }
             await log.waitDurable(lsn)
             try? await checkpointer.adoptRestored(project.incarnation, file: file, lsn: lsn)
+            // A restored tenant's pending expiries: what fell due since its snapshot, and its timer.
+            await project.runExpiries()
             registry.logger.info("tenant.restored", metadata: ["project": "\(id)", "clone": "\(freshKeys != nil)", "replaced": "\(live != nil)"])
             return Committed(TenantRestore(project: id, cursor: state.sequence, profiles: 0, keys: freshKeys), lsn: lsn)
         } catch {

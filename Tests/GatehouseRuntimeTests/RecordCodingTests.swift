@@ -144,7 +144,64 @@ import Testing
         #expect(Self.hex(merged.payload) == "05" + "00" + "01" + "06" + String(repeating: "0102030405060708090a0b0c0d0e0f10111213", count: 2))
     }
 
-    static let goldenCreated = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+    /// State version 2: incarnation 1, version 2, the fields, no events, then an empty purchase
+    /// book (subscriptions, one-time purchases, grants, seen notification ids: four empty arrays).
+    static let goldenCreated = "01020461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
         + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00"
+        + "00" + "00" + "00" + "00"
+
+    /// The same record as state version 1 wrote it (before purchases): no purchase book.
+    static let goldenCreatedVersion1 = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
+        + String(repeating: "bb", count: 32)
+        + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
+        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00"
+
+    @Test func version1ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion1)))
+        let decoded = try RuntimeRecord(record)
+        #expect(decoded == .projectCreated(1, Self.state))
+        guard case .projectCreated(_, let state) = decoded else { Issue.record("not a created record"); return }
+        #expect(state.purchases == PurchaseBook())
+        #expect(state.purchases.subscriptions.isEmpty && state.purchases.oneTimePurchases.isEmpty)
+        #expect(state.purchases.grants.isEmpty && state.purchases.seenNotifications.isEmpty)
+        #expect(state.purchases.nextDeadlineMs == nil)
+        // Written again, it is the version 2 record.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreated)
+    }
+
+    /// A version 1 event stored its profile id bare (no presence byte).
+    @Test func version1EventKeepsItsProfileID() throws {
+        let profile = ProfileID(high: 0x0102030405060708, low: 0x090A0B0C0D0E0F10, tag: 0x111213)
+        let id = "0102030405060708090a0b0c0d0e0f10111213"
+        let fields = "0461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+            + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
+            + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00"
+        // One event: "evt_3_0", cursor 3, SUBSCRIBER_ALIAS, the id, no customer user id, at 4 ms,
+        // one detail "merged_from" of kind 3 holding the id.
+        let event = "076576745f335f30" + "03" + "10" + Hex.encode(Array("SUBSCRIBER_ALIAS".utf8)) + id + "00" + "08"
+            + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
+        let state = try StateCoding.decode(try #require(Hex.decode("01" + fields + "01" + event)))
+        let expected = Event(id: "evt_3_0", cursor: 3, type: .subscriberAlias, profileID: profile, customerUserID: nil, atMs: 4,
+                             details: [EventDetail("merged_from", .profiles([profile]))])
+        #expect(state.events.events == [expected])
+        #expect(state.purchases == PurchaseBook())
+        // Version 2 writes the id as an optional, then the empty book.
+        let event2 = "076576745f335f30" + "03" + "10" + Hex.encode(Array("SUBSCRIBER_ALIAS".utf8)) + "01" + id + "00" + "08"
+            + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
+        #expect(Self.hex(StateCoding.encode(state)) == "02" + fields + "01" + event2 + "00000000")
+    }
+
+    @Test func newerStateVersionIsRefused() throws {
+        var bytes = try #require(Hex.decode(Self.goldenCreated))
+        bytes[1] = 3
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
+        bytes[1] = 0
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
+    }
+
+    @Test func version1BodyFollowedByABookIsRefused() throws {
+        let bytes = try #require(Hex.decode(Self.goldenCreatedVersion1 + "00000000"))
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
+    }
 }

@@ -124,12 +124,10 @@ public struct PurchaseBook: Sendable {
 
     static func notificationKey(store: String, id: String) -> String { "\(store):\(id)" }
 
-    /// The earliest moment the timer has something to do, if any.
-    public var nextDeadlineMs: Int64? {
-        var queue = deadlines
-        queue.dropStale { current(of: $0) }
-        return queue.top?.ms
-    }
+    /// The earliest moment the timer has something to do, if any. O(1): every change ends with
+    /// ``dropStaleDeadlines()`` and a rebuilt book queues live deadlines only, so the top of the
+    /// queue is always live.
+    public var nextDeadlineMs: Int64? { deadlines.top?.ms }
 
     /// Everything due at `nowMs` (deadline ≤ `nowMs`), ordered by deadline, then key. Read only.
     public func due(nowMs: Int64) -> [Deadline] {

@@ -63,6 +63,12 @@ enum ServerOperations {
             throw GatehouseError(.forbidden, "clock.advance needs a server started with --test-clock")
         }
         let milliseconds = try context.fields.int("ms", in: 0...(100 * 365 * 86_400_000))
-        return Reply(["time_ms": .int(clock.advance(byMs: milliseconds))])
+        let now = clock.advance(byMs: milliseconds)
+        // What the move ended (expiries, grace, grants) is applied before the answer.
+        var lsn: LSN = 0
+        for project in context.core.registry.allProjects() {
+            lsn = max(lsn, await project.runExpiries())
+        }
+        return Reply(["time_ms": .int(now)], after: lsn)
     })
 }

@@ -126,9 +126,10 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public var keys: [String] { members.map(\.key) }
 }
 
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
-    ExpressibleByNilLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    public init(floatLiteral value: Double) { self = .number(JSONNumber(value)) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .number(JSONNumber(value)) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
@@ -142,6 +143,7 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 extension JSONValue {
     public static func int(_ value: Int64) -> JSONValue { .number(JSONNumber(value)) }
     public static func int(_ value: Int) -> JSONValue { .number(JSONNumber(value)) }
+    public static func double(_ value: Double) -> JSONValue { .number(JSONNumber(value)) }
 
     /// `null` for `nil`, otherwise the wrapped value.
     public static func optional<T>(_ value: T?, _ wrap: (T) -> JSONValue) -> JSONValue {

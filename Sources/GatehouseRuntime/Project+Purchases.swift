@@ -1,0 +1,65 @@
+public import GatehouseCore
+
+/// What a purchase op answers: the profile document it is about (none for a notification),
+/// and what the op reports beside it.
+public struct PurchaseOutcome: Sendable {
+    /// The reporter's or the grantee's document; `nil` for `store.notify`.
+    public var view: ProfileView?
+    public var transferredFrom: [ProfileID]
+    public var keptByOther: [String]
+    /// `store.notify`: false for a repeated notification id.
+    public var applied: Bool
+    /// `store.notify`: the purchase's owner, if any.
+    public var owner: ProfileID?
+}
+
+/// Turns a request's store data into what the rules take, against the project's config as it is
+/// when the op runs (which store is enabled, which product is a subscription).
+public typealias StoreInput<Value> = @Sendable (ProjectConfig, _ nowMs: Int64) throws(GatehouseError) -> Value
+
+/// Purchase ops, inside the project's actor: decide (pure rules in GatehouseCore), log, apply.
+extension Project {
+    public func reportPurchase(profile: ProfileID, _ input: StoreInput<StoreTransaction>) throws(GatehouseError)
+        -> Committed<PurchaseOutcome>
+    {
+        let now = nowMs
+        let transaction = try input(currentState.config, now)
+        return try carryOut(try currentState.reportPurchase(profile: profile, transaction: transaction, nowMs: now))
+    }
+
+    public func restorePurchases(profile: ProfileID, _ input: StoreInput<[StoreTransaction]>) throws(GatehouseError)
+        -> Committed<PurchaseOutcome>
+    {
+        let now = nowMs
+        let transactions = try input(currentState.config, now)
+        return try carryOut(try currentState.restorePurchases(profile: profile, transactions: transactions, nowMs: now))
+    }
+
+    public func notify(_ input: StoreInput<StoreNotification>) throws(GatehouseError) -> Committed<PurchaseOutcome> {
+        let now = nowMs
+        let notification = try input(currentState.config, now)
+        return try carryOut(try currentState.notify(notification, nowMs: now), withDocument: false)
+    }
+
+    public func grantEntitlement(profile: ProfileID, entitlement: String, expiresMs: Int64?) throws(GatehouseError)
+        -> Committed<PurchaseOutcome>
+    {
+        try carryOut(try currentState.grantEntitlement(profile: profile, entitlement: entitlement, expiresMs: expiresMs,
+                                                      nowMs: nowMs))
+    }
+
+    public func revokeEntitlement(profile: ProfileID, entitlement: String) throws(GatehouseError) -> Committed<PurchaseOutcome> {
+        try carryOut(try currentState.revokeEntitlement(profile: profile, entitlement: entitlement, nowMs: nowMs))
+    }
+
+    private func carryOut(_ decision: ProjectState.PurchaseDecision, withDocument: Bool = true) throws(GatehouseError)
+        -> Committed<PurchaseOutcome>
+    {
+        let lsn = try commitIfAny(decision.batch)
+        var document: ProfileView?
+        if withDocument, let id = decision.profileID { document = view(of: id) }
+        let outcome = PurchaseOutcome(view: document, transferredFrom: decision.transferredFrom, keptByOther: decision.keptByOther,
+                                      applied: decision.applied, owner: decision.profileID)
+        return Committed(outcome, lsn: lsn)
+    }
+}

@@ -1,0 +1,76 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// Purchases, the store and promotional grants (PROTOCOL.md, "Purchases and the store").
+enum PurchaseOperations {
+    static let all: [Operation] = [report, restore, notify, grant, revoke]
+
+    /// At most this many transactions in one `purchase.restore`.
+    static let restoreTransactionsMax = 1000
+
+    static let report = Operation(name: "purchase.report", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let id = try ProfileOperations.profileID(fields)
+        let store = try fields.string("store")
+        let transaction = try fields.object("transaction")
+        let outcome = try await context.project.reportPurchase(profile: id) { config, nowMs throws(GatehouseError) in
+            try TestStore.requireEnabled(store, in: config)
+            return try TestStore.transaction(transaction, config: config, nowMs: nowMs)
+        }
+        return Reply(document(outcome.value, context), after: outcome.lsn)
+    })
+
+    static let restore = Operation(name: "purchase.restore", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let id = try ProfileOperations.profileID(fields)
+        let store = try fields.string("store")
+        let transactions = try fields.objects("transactions", maxCount: restoreTransactionsMax)
+        let outcome = try await context.project.restorePurchases(profile: id) { config, nowMs throws(GatehouseError) in
+            try TestStore.requireEnabled(store, in: config)
+            var result: [StoreTransaction] = []
+            for transaction in transactions { result.append(try TestStore.transaction(transaction, config: config, nowMs: nowMs)) }
+            return result
+        }
+        var result = document(outcome.value, context)
+        result.append("transferred_from", .array(outcome.value.transferredFrom.map { .string($0.description) }))
+        result.append("kept_by_other", .array(outcome.value.keptByOther.map { .string($0) }))
+        return Reply(result, after: outcome.lsn)
+    })
+
+    static let notify = Operation(name: "store.notify", roles: [.server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let store = try fields.string("store")
+        let event = try fields.object("event")
+        let outcome = try await context.project.notify { config, nowMs throws(GatehouseError) in
+            try TestStore.requireEnabled(store, in: config)
+            return try TestStore.notification(event, config: config, nowMs: nowMs)
+        }
+        return Reply([
+            "applied": .bool(outcome.value.applied),
+            "profile_id": .optional(outcome.value.owner) { .string($0.description) },
+        ], after: outcome.lsn)
+    })
+
+    static let grant = Operation(name: "entitlement.grant", roles: [.server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let id = try ProfileOperations.profileID(fields)
+        let entitlement = try fields.string("entitlement")
+        guard fields.object["expires_ms"] != nil else { throw GatehouseError.badField("expires_ms", "is required (null: for life)") }
+        let expiresMs = try fields.optionalInt("expires_ms", in: 0...(Int64(1) << 53))
+        let outcome = try await context.project.grantEntitlement(profile: id, entitlement: entitlement, expiresMs: expiresMs)
+        return Reply(document(outcome.value, context), after: outcome.lsn)
+    })
+
+    static let revoke = Operation(name: "entitlement.revoke", roles: [.server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let outcome = try await context.project.revokeEntitlement(
+            profile: try ProfileOperations.profileID(fields), entitlement: try fields.string("entitlement"))
+        return Reply(document(outcome.value, context), after: outcome.lsn)
+    })
+
+    private static func document(_ outcome: PurchaseOutcome, _ context: OperationContext) -> JSONObject {
+        guard let view = outcome.view else { return [:] }
+        return ProfileOperations.document(view, context)
+    }
+}
