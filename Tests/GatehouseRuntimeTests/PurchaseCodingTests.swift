@@ -41,7 +41,7 @@ enum PurchaseFixtures {
         EventDetail("b", .bool(true)),
     ]
 
-    /// One change of every kind state version 2 added.
+    /// Changes of every kind tags 9–13 stand for, with and without their optional parts.
     static let everyNewChange: [ProjectState.Change] = [
         .subscriptionStored(HeldSubscription(subscription, owner: profile, token: token)),
         .subscriptionStored(HeldSubscription(subscription, owner: nil, token: token)),
@@ -176,14 +176,17 @@ enum PurchaseFixtures {
             Issue.record("bad fixture", sourceLocation: sourceLocation)
             return
         }
-        #expect(throws: ByteReaderError.self, sourceLocation: sourceLocation) { try RuntimeRecord(WALRecord(kind: 16, payload: bytes)) }
+        #expect(throws: ByteReaderError.self, sourceLocation: sourceLocation) {
+            try RuntimeRecord(WALRecord(kind: 16, payload: bytes))
+        }
     }
 
     @Test func unknownEventDetailKindIsRefused() {
         let event = "0d" + Self.str("TRANSFER") + "00" + "01" + Self.str("s")
         for kind in ["00", "06", "ff"] { Self.refuses(event + kind + Self.str("x")) }
         // The same bytes with a known kind read.
-        #expect(throws: Never.self) { try RuntimeRecord(WALRecord(kind: 16, payload: Hex.decode(Self.prefix + event + "01" + Self.str("x"))!)) }
+        let known = Hex.decode(Self.prefix + event + "01" + Self.str("x"))!
+        #expect(throws: Never.self) { try RuntimeRecord(WALRecord(kind: 16, payload: known)) }
     }
 
     @Test func unknownChangeTagIsRefused() {
@@ -255,7 +258,8 @@ enum PurchaseFixtures {
         #expect(decoded.purchases.grants == book.grants)
         #expect(decoded.purchases.seenNotifications == book.seenNotifications)
         for id in [PurchaseStateBuilder.alice, PurchaseStateBuilder.bob] {
-            #expect(decoded.holdings(of: id, nowMs: PurchaseStateBuilder.endMs) == state.holdings(of: id, nowMs: PurchaseStateBuilder.endMs))
+            let nowMs = PurchaseStateBuilder.endMs
+            #expect(decoded.holdings(of: id, nowMs: nowMs) == state.holdings(of: id, nowMs: nowMs))
             #expect(decoded.purchases.ownsPurchase(id) == book.ownsPurchase(id))
         }
         let record = RuntimeRecord.projectCreated(4, state)
@@ -301,7 +305,8 @@ enum PurchaseFixtures {
         #expect(copy == original)
         #expect(!copy.purchases.subscriptions(ownedBy: carol).isEmpty)
         #expect(!copy.purchases.oneTimePurchases(ownedBy: carol).isEmpty)
-        #expect(copy.holdings(of: carol, nowMs: PurchaseStateBuilder.endMs) == original.holdings(of: carol, nowMs: PurchaseStateBuilder.endMs))
+        let nowMs = PurchaseStateBuilder.endMs
+        #expect(copy.holdings(of: carol, nowMs: nowMs) == original.holdings(of: carol, nowMs: nowMs))
     }
 
     @Test func equalStatesEncodeToEqualBytes() throws {
@@ -309,7 +314,8 @@ enum PurchaseFixtures {
         let bytes = StateCoding.encode(state)
         #expect(StateCoding.encode(state) == bytes)
         #expect(StateCoding.encode(try StateCoding.decode(bytes)) == bytes)
-        #expect(RuntimeRecord.projectCreated(1, state).logRecord == RuntimeRecord.projectCreated(1, try StateCoding.decode(bytes)).logRecord)
+        let copy = try StateCoding.decode(bytes)
+        #expect(RuntimeRecord.projectCreated(1, state).logRecord == RuntimeRecord.projectCreated(1, copy).logRecord)
     }
 
     @Test func aBookBuiltInAnotherOrderEncodesToTheSameBytes() throws {
@@ -356,6 +362,25 @@ enum PurchaseFixtures {
             let cut = WALRecord(kind: record.kind, payload: Array(record.payload.prefix(length)))
             #expect(throws: ByteReaderError.self, "cut at \(length)") { try RuntimeRecord(cut) }
         }
+    }
+
+    /// A book listing one subscription twice can only come from a damaged or hand-made file.
+    /// Today it is read with the later entry winning, and the rebuilt timer queue keeps the
+    /// earlier entry's deadline on top: `nextDeadlineMs` names a moment at which nothing is due.
+    @Test func aBookListingASubscriptionTwiceIsRefused() throws {
+        func held(_ status: SubscriptionStatus) -> HeldSubscription {
+            HeldSubscription(Subscription(
+                store: "test", originalTransactionID: "o", productID: "m", status: status, expiresMs: 100, graceExpiresMs: nil,
+                willRenew: true, periodType: .normal, environment: .sandbox, terms: [], lastEventMs: 0, statusBeforeRefund: nil,
+                statusMs: 0, willRenewMs: 0, productMs: 0, storeGraceExpiresMs: nil, refundMarks: [:]), owner: nil, token: nil)
+        }
+        var book = ByteWriter()
+        book.writeArray([held(.active), held(.expired)]) { PurchaseCoding.write($1, into: &$0) }
+        book.writeArray([UInt8]()) { $0.writeUInt8($1) }
+        book.writeArray([UInt8]()) { $0.writeUInt8($1) }
+        book.writeArray([UInt8]()) { $0.writeUInt8($1) }
+        let body = StateCoding.encode(RecordGoldenBytes.state).dropLast(4) + book.bytes
+        #expect(throws: ByteReaderError.self) { try StateCoding.decode(Array(body)) }
     }
 
     @Test func trailingBytesAfterThePurchaseBookAreRefused() throws {
@@ -405,9 +430,6 @@ enum PurchaseStateBuilder {
                          periodType: .normal, environment: .production)
     }
 
-    static func notification(_ id: String, _ original: String, atMs: Int64, _ event: StoreNotification.Event) -> StoreNotification {
-        StoreNotification(store: "test", notificationID: id, originalTransactionID: original, atMs: atMs, event: event)
-    }
 
     /// The final state and every batch applied to reach it, in order.
     static func build() throws -> (ProjectState, [ProjectState.ChangeBatch]) {
@@ -417,43 +439,49 @@ enum PurchaseStateBuilder {
             state.apply(batch)
             batches.append(batch)
         }
+        func report(_ profile: ProfileID, _ transaction: StoreTransaction, atMs: Int64) throws {
+            apply(try state.reportPurchase(profile: profile, transaction: transaction, nowMs: atMs).batch)
+        }
+        func notify(_ id: String, _ original: String, atMs: Int64, _ event: StoreNotification.Event) throws {
+            let notification = StoreNotification(store: "test", notificationID: id, originalTransactionID: original, atMs: atMs,
+                                                 event: event)
+            apply(try state.notify(notification, nowMs: atMs).batch)
+        }
+
         apply(.init([try state.replaceConfig(with: config)], atMs: startMs))
         apply(.init([
-            .profileCreated(Profile(id: alice, customerUserID: "alice", token: aliceToken, createdMs: startMs, lastSeenMs: startMs, cursor: 0)),
-            .profileCreated(Profile(id: bob, customerUserID: nil, token: bobToken, createdMs: startMs, lastSeenMs: startMs, cursor: 0)),
+            .profileCreated(Profile(id: alice, customerUserID: "alice", token: aliceToken, createdMs: startMs,
+                                    lastSeenMs: startMs, cursor: 0)),
+            .profileCreated(Profile(id: bob, customerUserID: nil, token: bobToken, createdMs: startMs,
+                                    lastSeenMs: startMs, cursor: 0)),
         ], atMs: startMs))
 
         // Alice's subscription: bought, renewed (two terms), its renewal half refunded.
         let month = 30 * day
-        apply(try state.reportPurchase(profile: alice, transaction: subscription("s1", original: "s1", purchasedMs: startMs,
-                                                                               expiresMs: startMs + month), nowMs: startMs).batch)
-        apply(try state.reportPurchase(profile: alice, transaction: subscription("s1-2", original: "s1", purchasedMs: startMs + month,
-                                                                               expiresMs: startMs + 2 * month), nowMs: startMs + month).batch)
-        apply(try state.notify(notification("n1", "s1", atMs: startMs + month + 1, .change(.refund(transactionID: "s1-2", fraction: 0.5))),
-                               nowMs: startMs + month + 1).batch)
+        try report(alice, subscription("s1", original: "s1", purchasedMs: startMs, expiresMs: startMs + month), atMs: startMs)
+        try report(alice, subscription("s1-2", original: "s1", purchasedMs: startMs + month, expiresMs: startMs + 2 * month),
+                   atMs: startMs + month)
+        try notify("n1", "s1", atMs: startMs + month + 1, .change(.refund(transactionID: "s1-2", fraction: 0.5)))
 
         // Bob's free trial runs into a billing issue: grace until its end plus the project's grace period.
         let trialEnd = startMs + month + 7 * day
-        apply(try state.reportPurchase(profile: bob, transaction: subscription("s2", original: "s2", purchasedMs: startMs + month,
-                                                                             expiresMs: trialEnd, price: 0, periodType: .trial),
-                                       nowMs: startMs + month).batch)
-        apply(try state.notify(notification("n2", "s2", atMs: trialEnd, .change(.billingIssue(graceExpiresMs: nil))), nowMs: trialEnd).batch)
+        try report(bob, subscription("s2", original: "s2", purchasedMs: startMs + month, expiresMs: trialEnd, price: 0,
+                                     periodType: .trial), atMs: startMs + month)
+        try notify("n2", "s2", atMs: trialEnd, .change(.billingIssue(graceExpiresMs: nil)))
 
         // Bought under a token no profile holds: held unowned, with events for no profile.
-        apply(try state.notify(notification("n3", "s3", atMs: trialEnd, .purchase(subscription(
-            "s3", original: "s3", purchasedMs: trialEnd, expiresMs: trialEnd + month, token: strayToken))), nowMs: trialEnd).batch)
-        apply(try state.notify(notification("n4", "c1", atMs: trialEnd, .purchase(oneTime("c1", product: "coins", purchasedMs: trialEnd,
-                                                                                          token: strayToken))), nowMs: trialEnd).batch)
+        try notify("n3", "s3", atMs: trialEnd,
+                   .purchase(subscription("s3", original: "s3", purchasedMs: trialEnd, expiresMs: trialEnd + month,
+                                          token: strayToken)))
+        try notify("n4", "c1", atMs: trialEnd, .purchase(oneTime("c1", product: "coins", purchasedMs: trialEnd, token: strayToken)))
 
         // Alice buys for life; Bob restores it and takes it (TRANSFER); Alice buys coins.
-        apply(try state.reportPurchase(profile: alice, transaction: oneTime("l1", product: "lifetime", purchasedMs: trialEnd),
-                                       nowMs: trialEnd).batch)
+        try report(alice, oneTime("l1", product: "lifetime", purchasedMs: trialEnd), atMs: trialEnd)
         apply(try state.restorePurchases(profile: bob, transactions: [oneTime("l1", product: "lifetime", purchasedMs: trialEnd)],
                                          nowMs: trialEnd + 1).batch)
-        apply(try state.reportPurchase(profile: alice, transaction: oneTime("c2", product: "coins", purchasedMs: trialEnd + 2),
-                                       nowMs: trialEnd + 2).batch)
+        try report(alice, oneTime("c2", product: "coins", purchasedMs: trialEnd + 2), atMs: trialEnd + 2)
 
-        // Grants: for life then revoked, one that lapses, one still running.
+        // Grants: for life then revoked, for life, one that lapses, one still running.
         let grantMs = startMs + 39 * day
         apply(try state.grantEntitlement(profile: alice, entitlement: "gold", expiresMs: nil, nowMs: grantMs).batch)
         apply(try state.grantEntitlement(profile: alice, entitlement: "pro", expiresMs: nil, nowMs: grantMs).batch)

@@ -85,6 +85,7 @@ public struct PurchaseBook: Sendable {
         for held in oneTimePurchases { store(held) }
         for (profile, grant) in grants { store(grant, for: profile) }
         self.seenNotifications = seenNotifications
+        dropStaleDeadlines()
     }
 
     // MARK: Reading

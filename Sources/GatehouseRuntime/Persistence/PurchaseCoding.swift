@@ -1,7 +1,8 @@
 import GatehouseBase
 import GatehouseCore
 
-/// Purchases, grants and the purchase book in binary (docs/data-format.md, "Runtime payloads").
+/// Purchases, grants and the purchase book in binary (docs/data-format.md, "Runtime records and
+/// snapshot bodies").
 /// Prices and refund fractions are IEEE doubles by bit pattern, so they come back exactly.
 enum PurchaseCoding {
     static func writeDouble(_ value: Double, into writer: inout ByteWriter) {
@@ -85,7 +86,9 @@ enum PurchaseCoding {
             (try reader.readString(), Subscription.RefundMark(fraction: try readDouble(&reader), atMs: try reader.readVarInt()))
         }
         var refundMarks: [String: Subscription.RefundMark] = [:]
-        for (id, mark) in marks { refundMarks[id] = mark }
+        for (id, mark) in marks {
+            guard refundMarks.updateValue(mark, forKey: id) == nil else { throw ByteReaderError.invalid("refund mark \(id) twice", at: reader.offset) }
+        }
         let subscription = Subscription(
             store: store, originalTransactionID: originalTransactionID, productID: productID, status: status,
             expiresMs: expiresMs, graceExpiresMs: graceExpiresMs, willRenew: willRenew, periodType: periodType,
@@ -151,13 +154,20 @@ enum PurchaseCoding {
         writer.writeArray(book.seenNotifications.sorted()) { $0.writeString($1) }
     }
 
+    /// A key listed twice is damage (the writer never does it), refused rather than guessed at.
     static func readBook(_ reader: inout ByteReader) throws(ByteReaderError) -> PurchaseBook {
+        let start = reader.offset
         let subscriptions = try reader.readArray { reader throws(ByteReaderError) in try readSubscription(&reader) }
         let purchases = try reader.readArray { reader throws(ByteReaderError) in try readPurchase(&reader) }
         let grants = try reader.readArray { reader throws(ByteReaderError) in
             (try ProfileCoding.readID(&reader), try readGrant(&reader))
         }
         let seen = try reader.readArray { reader throws(ByteReaderError) in try reader.readString() }
+        let distinct = Set(subscriptions.map(\.key)).count == subscriptions.count
+            && Set(purchases.map(\.key)).count == purchases.count
+            && Set(grants.map { "\($0.0):\($0.1.entitlementID)" }).count == grants.count
+            && Set(seen).count == seen.count
+        guard distinct else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
         return PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
                             seenNotifications: Set(seen))
     }

@@ -8,6 +8,12 @@ public enum TestStore {
     /// Ids (transaction, original transaction, notification, product) are 1–128 characters.
     static let idLength = 1...128
     static let priceRange = 0.0...1_000_000_000.0
+
+    /// A price in range, with `-0` read as `0` (equal values, equal bytes in the log).
+    static func price(_ fields: Fields) throws(GatehouseError) -> Double {
+        let price = try fields.optionalDouble("price", in: priceRange) ?? 0
+        return price == 0 ? 0 : price
+    }
     static let msRange: ClosedRange<Int64> = 0...(Int64(1) << 53)
 
     /// Checks that `store` names a store the project has enabled; the `app_store` store's signed
@@ -49,7 +55,7 @@ public enum TestStore {
             store: name, kind: kind, transactionID: transactionID,
             originalTransactionID: try fields.optionalString("original_transaction_id", length: idLength) ?? transactionID,
             productID: productID, purchasedMs: try fields.optionalInt("purchased_ms", in: msRange) ?? nowMs,
-            expiresMs: expiresMs, token: token, price: try fields.optionalDouble("price", in: priceRange) ?? 0,
+            expiresMs: expiresMs, token: token, price: try price(fields),
             currency: try fields.optionalString("currency", length: 1...16),
             periodType: try fields.optionalEnumeration("period_type", SubscriptionPeriodType.self) ?? .normal,
             environment: try fields.optionalEnumeration("environment", StoreEnvironment.self) ?? .sandbox)
@@ -114,6 +120,6 @@ public enum TestStore {
             transactionID: try fields.string("transaction_id", length: idLength),
             purchasedMs: try fields.optionalInt("purchased_ms", in: msRange) ?? nowMs,
             expiresMs: try fields.int("expires_ms", in: msRange),
-            price: try fields.optionalDouble("price", in: priceRange) ?? 0)
+            price: try price(fields))
     }
 }
