@@ -3,22 +3,35 @@ import GatehouseBase
 import GatehouseCore
 import GatehouseRuntime
 
-/// `gatehouse-bench memory [--profiles N]`: resident memory and time for N identified profiles
-/// in one project's state, and the size and time of its snapshot body (issue: a million
-/// profiles per project in well under a GiB).
+/// `gatehouse-bench memory [--profiles N]`: resident memory and time for N identified profiles,
+/// each owning a subscription, in one project's state, and the size and time of its snapshot
+/// body (DESIGN.md: a million profiles with a subscription each in under a GiB).
 enum MemoryBench {
     static func run(profiles count: Int) -> Int32 {
         let random = SeededRandomSource(seed: 42)
         let keys = KeyDigests(publicKey: SecretDigest(secret: "p"), secretKey: SecretDigest(secret: "s"))
         // swiftlint:disable:next force_try
         var state = ProjectState(id: try! ProjectID(validating: "bench"), name: "bench", createdMs: 0, keys: keys)
+        var config = ProjectConfig.empty
+        config.entitlements = [EntitlementDefinition(id: "pro")]
+        config.products = [ProductDefinition(id: "pro_monthly", type: .subscription, entitlements: ["pro"])]
+        config.stores.test = true
+        state.apply(ProjectState.ChangeBatch([.configReplaced(config)], atMs: 0))
+        let nowMs: Int64 = 1_800_000_000_000
         let before = residentBytes()
         let started = ContinuousClock.now
         for index in 0..<count {
             guard let decision = try? state.createProfile(customerUserID: "user-\(index)", token: nil,
-                                                          nowMs: 1_800_000_000_000, random: random)
+                                                          nowMs: nowMs, random: random)
             else { return 1 }
             state.apply(decision.batch)
+            let transaction = StoreTransaction(
+                store: "test", kind: .subscription, transactionID: "1000\(index)", originalTransactionID: "1000\(index)",
+                productID: "pro_monthly", purchasedMs: nowMs, expiresMs: nowMs + 30 * 86_400_000, token: nil, price: 9.99,
+                currency: "USD", periodType: .normal, environment: .production)
+            guard let purchase = try? state.reportPurchase(profile: decision.profileID, transaction: transaction, nowMs: nowMs)
+            else { return 1 }
+            state.apply(purchase.batch)
         }
         let created = ContinuousClock.now - started
         let after = residentBytes()
@@ -29,10 +42,10 @@ enum MemoryBench {
         let decodedCount = (try? ProjectSnapshotBody.decode(body))?.profiles.count ?? -1
         let decoded = ContinuousClock.now - decodeStarted
         let growth = after - before
-        print("memory: \(count) identified profiles: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
+        print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
             + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
             + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms")
-        return state.profiles.count == count && decodedCount == count ? 0 : 1
+        return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count ? 0 : 1
     }
 
     private static func mib(_ bytes: Int) -> String {

@@ -119,6 +119,12 @@ public struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
+    /// The bytes between two offsets already read (a value's encoding, kept as it is).
+    public func bytes(in range: Range<Int>) -> [UInt8] {
+        precondition(range.lowerBound >= 0 && range.upperBound <= offset, "only bytes already read")
+        return Array(bytes[range])
+    }
+
     /// Fails unless every byte was read: trailing bytes mean the reader and writer disagree.
     public func expectEnd() throws(ByteReaderError) {
         guard isAtEnd else { throw ByteReaderError.invalid("trailing bytes", at: offset) }

@@ -71,11 +71,23 @@ public struct Event: Sendable, Equatable {
     public let profileID: ProfileID?
     public let customerUserID: String?
     public let atMs: Int64
+    /// The type-specific fields in ``EventDetailCoding``'s binary form: one small array per
+    /// event, where a list of detail values would cost an allocation per string.
+    public let packedDetails: [UInt8]
+
     /// Type-specific fields, in a stable order (for `SUBSCRIBER_ALIAS`: `merged_from`).
-    public let details: [EventDetail]
+    public var details: [EventDetail] { EventDetailCoding.unpack(packedDetails) }
 
     public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
                 details: [EventDetail])
+    {
+        self.init(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
+                  packedDetails: EventDetailCoding.pack(details))
+    }
+
+    /// With details already in ``EventDetailCoding``'s form (read from a snapshot).
+    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
+                packedDetails: [UInt8])
     {
         self.id = id
         self.cursor = cursor
@@ -83,7 +95,7 @@ public struct Event: Sendable, Equatable {
         self.profileID = profileID
         self.customerUserID = customerUserID
         self.atMs = atMs
-        self.details = details
+        self.packedDetails = packedDetails
     }
 }
 

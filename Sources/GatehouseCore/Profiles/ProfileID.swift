@@ -56,6 +56,14 @@ public struct ProfileID: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String { "gh_" + Base64URL.encode(bytes) }
 
+    /// From the 19 bytes of ``bytes`` (its binary form in records and snapshots).
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 19 else { return nil }
+        let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        self.init(high: high, low: low, tag: UInt32(bytes[16]) << 16 | UInt32(bytes[17]) << 8 | UInt32(bytes[18]))
+    }
+
     public static func < (lhs: ProfileID, rhs: ProfileID) -> Bool {
         (lhs.high, lhs.low, lhs.tag) < (rhs.high, rhs.low, rhs.tag)
     }
@@ -162,5 +170,20 @@ enum Base64URL {
             guard value & unusedMask == 0 else { return nil }
         }
         return out
+    }
+}
+
+extension ByteWriter {
+    /// A profile id as its 19 bytes (records, snapshots, event details).
+    public mutating func writeProfileID(_ id: ProfileID) {
+        writeRaw(id.bytes)
+    }
+}
+
+extension ByteReader {
+    public mutating func readProfileID() throws(ByteReaderError) -> ProfileID {
+        let start = offset
+        guard let id = ProfileID(bytes: try readRaw(19)) else { throw ByteReaderError.invalid("profile id", at: start) }
+        return id
     }
 }

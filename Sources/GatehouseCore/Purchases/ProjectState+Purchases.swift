@@ -191,6 +191,9 @@ private struct PurchaseDraft {
     private var changes: [ProjectState.Change] = []
     /// Per previous owner, in order of first transfer: the purchase ids moved to the reporter.
     private var transfers: [(from: ProfileID, ids: [String])] = []
+    /// Purchases this request made known: their first owner stands for the rest of the request
+    /// (a restore may carry several terms of one subscription, or one transaction twice).
+    private var madeKnown: Set<PurchaseKey> = []
 
     init(state: ProjectState, nowMs: Int64) {
         self.state = state
@@ -228,9 +231,10 @@ private struct PurchaseDraft {
                 environment: transaction.environment, atMs: atMs)
             let held = HeldSubscription(transition.subscription, owner: firstOwner(transaction, reporter), token: transaction.token)
             store(held, effects: transition.effects)
+            madeKnown.insert(key)
             return .taken
         }
-        let outcome = settleOwner(of: key.id, owner: &held.owner, reporter: reporter)
+        let outcome = madeKnown.contains(key) ? .taken : settleOwner(of: key.id, owner: &held.owner, reporter: reporter)
         // A report the restore setting refuses changes nothing; a restore still takes the term in.
         if outcome == .keptByOther, !isRestoring { return .keptByOther }
         var effects: [SubscriptionEffect] = []
@@ -251,9 +255,10 @@ private struct PurchaseDraft {
         guard var held = oneTime[key] ?? state.purchases.oneTimePurchase(key) else {
             let held = HeldPurchase(transaction.oneTimePurchase, owner: firstOwner(transaction, reporter), token: transaction.token)
             store(held, effects: [SubscriptionEffect(.nonRenewingPurchase)])
+            madeKnown.insert(key)
             return .taken
         }
-        let outcome = settleOwner(of: key.id, owner: &held.owner, reporter: reporter)
+        let outcome = madeKnown.contains(key) ? .taken : settleOwner(of: key.id, owner: &held.owner, reporter: reporter)
         if held != (oneTime[key] ?? state.purchases.oneTimePurchase(key)) { store(held, effects: []) }
         return outcome
     }

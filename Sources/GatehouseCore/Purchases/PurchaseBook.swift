@@ -68,9 +68,11 @@ public struct PurchaseBook: Sendable {
     private var unownedByToken: [AppAccountToken: Holdings] = [:]
     private var deadlines = DeadlineQueue()
 
+    /// What one profile (or one token) holds. Small arrays, not sets: almost every profile
+    /// holds none or a few, and a set costs a hash table per profile.
     struct Holdings: Sendable {
-        var subscriptions: Set<PurchaseKey> = []
-        var purchases: Set<PurchaseKey> = []
+        var subscriptions: [PurchaseKey] = []
+        var purchases: [PurchaseKey] = []
         var isEmpty: Bool { subscriptions.isEmpty && purchases.isEmpty }
     }
 
@@ -141,6 +143,12 @@ public struct PurchaseBook: Sendable {
 
     /// The deadline an item has now, by its stored state.
     private func current(of deadline: Deadline) -> Int64? {
+        Self.current(of: deadline, subscriptions: subscriptions, grants: grants)
+    }
+
+    private static func current(
+        of deadline: Deadline, subscriptions: [PurchaseKey: HeldSubscription], grants: [ProfileID: [String: PromotionalGrant]]
+    ) -> Int64? {
         switch deadline {
         case .subscription(let key): subscriptions[key]?.subscription.nextDeadlineMs
         case .grant(let profile, let entitlement): grants[profile]?[entitlement]?.nextDeadlineMs
@@ -212,8 +220,11 @@ public struct PurchaseBook: Sendable {
 
     /// Lets the timer queue forget what is no longer due (called after each applied batch).
     mutating func dropStaleDeadlines() {
-        let book = self
-        deadlines.dropStale { book.current(of: $0) }
+        // Captures the two tables the check reads, not `self`: a copy of the whole book would
+        // share the queue's buffer, and the first pop would copy the entire queue.
+        let subscriptions = self.subscriptions
+        let grants = self.grants
+        deadlines.dropStale { Self.current(of: $0, subscriptions: subscriptions, grants: grants) }
     }
 
     private mutating func reown(subscription key: PurchaseKey, to owner: ProfileID?) {
@@ -234,38 +245,44 @@ public struct PurchaseBook: Sendable {
 
     private mutating func index(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
         if let owner {
-            owned[owner, default: Holdings()].subscriptions.insert(key)
+            owned[owner, default: Holdings()].subscriptions.appendIfMissing(key)
         } else if let token {
-            unownedByToken[token, default: Holdings()].subscriptions.insert(key)
+            unownedByToken[token, default: Holdings()].subscriptions.appendIfMissing(key)
         }
     }
 
     private mutating func unindex(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
         if let owner {
-            owned[owner]?.subscriptions.remove(key)
+            owned[owner]?.subscriptions.removeAll { $0 == key }
             if owned[owner]?.isEmpty == true { owned[owner] = nil }
         } else if let token {
-            unownedByToken[token]?.subscriptions.remove(key)
+            unownedByToken[token]?.subscriptions.removeAll { $0 == key }
             if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
         }
     }
 
     private mutating func index(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
         if let owner {
-            owned[owner, default: Holdings()].purchases.insert(key)
+            owned[owner, default: Holdings()].purchases.appendIfMissing(key)
         } else if let token {
-            unownedByToken[token, default: Holdings()].purchases.insert(key)
+            unownedByToken[token, default: Holdings()].purchases.appendIfMissing(key)
         }
     }
 
     private mutating func unindex(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
         if let owner {
-            owned[owner]?.purchases.remove(key)
+            owned[owner]?.purchases.removeAll { $0 == key }
             if owned[owner]?.isEmpty == true { owned[owner] = nil }
         } else if let token {
-            unownedByToken[token]?.purchases.remove(key)
+            unownedByToken[token]?.purchases.removeAll { $0 == key }
             if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
         }
+    }
+}
+
+extension Array where Element: Equatable {
+    fileprivate mutating func appendIfMissing(_ element: Element) {
+        if !contains(element) { append(element) }
     }
 }
 

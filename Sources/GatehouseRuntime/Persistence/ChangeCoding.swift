@@ -131,16 +131,11 @@ enum ChangeCoding {
 /// Profiles, their ids and tokens in binary: ids as 19 raw bytes, tokens as 16.
 enum ProfileCoding {
     static func writeID(_ id: ProfileID, into writer: inout ByteWriter) {
-        writer.writeRaw(id.bytes)
+        writer.writeProfileID(id)
     }
 
     static func readID(_ reader: inout ByteReader) throws(ByteReaderError) -> ProfileID {
-        let bytes = try reader.readRaw(19)
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<8 { high = high << 8 | UInt64(bytes[index]) }
-        for index in 8..<16 { low = low << 8 | UInt64(bytes[index]) }
-        return ProfileID(high: high, low: low, tag: UInt32(bytes[16]) << 16 | UInt32(bytes[17]) << 8 | UInt32(bytes[18]))
+        try reader.readProfileID()
     }
 
     static func writeToken(_ token: AppAccountToken, into writer: inout ByteWriter) {
@@ -189,7 +184,8 @@ enum EventCoding {
         writer.writeOptional(event.profileID) { ProfileCoding.writeID($1, into: &$0) }
         writer.writeOptional(event.customerUserID) { $0.writeString($1) }
         writer.writeVarInt(event.atMs)
-        writeDetails(event.details, into: &writer)
+        // Kept in memory in exactly this encoding: copied, not re-encoded.
+        writer.writeRaw(event.packedDetails)
     }
 
     static func read(_ reader: inout ByteReader, stateVersion: UInt64) throws(ByteReaderError) -> Event {
@@ -202,56 +198,17 @@ enum EventCoding {
             : try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }
         let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
         let atMs = try reader.readVarInt()
-        let details = try readDetails(&reader)
+        let start = reader.offset
+        _ = try readDetails(&reader)
         return Event(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
-                     details: details)
-    }
-
-    private enum DetailKind: UInt8 {
-        case string = 1
-        case int = 2
-        case profiles = 3
-        case strings = 4
-        case bool = 5
+                     packedDetails: reader.bytes(in: start..<reader.offset))
     }
 
     static func writeDetails(_ details: [EventDetail], into writer: inout ByteWriter) {
-        writer.writeArray(details) { writer, detail in
-            writer.writeString(detail.name)
-            switch detail.value {
-            case .string(let string):
-                writer.writeUInt8(DetailKind.string.rawValue)
-                writer.writeString(string)
-            case .int(let int):
-                writer.writeUInt8(DetailKind.int.rawValue)
-                writer.writeVarInt(int)
-            case .profiles(let ids):
-                writer.writeUInt8(DetailKind.profiles.rawValue)
-                writer.writeArray(ids) { ProfileCoding.writeID($1, into: &$0) }
-            case .strings(let strings):
-                writer.writeUInt8(DetailKind.strings.rawValue)
-                writer.writeArray(strings) { $0.writeString($1) }
-            case .bool(let bool):
-                writer.writeUInt8(DetailKind.bool.rawValue)
-                writer.writeBool(bool)
-            }
-        }
+        EventDetailCoding.write(details, into: &writer)
     }
 
     static func readDetails(_ reader: inout ByteReader) throws(ByteReaderError) -> [EventDetail] {
-        try reader.readArray { reader throws(ByteReaderError) -> EventDetail in
-            let name = try reader.readString()
-            let start = reader.offset
-            switch DetailKind(rawValue: try reader.readUInt8()) {
-            case .string: return EventDetail(name, .string(try reader.readString()))
-            case .int: return EventDetail(name, .int(try reader.readVarInt()))
-            case .profiles:
-                return EventDetail(name, .profiles(try reader.readArray { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }))
-            case .strings:
-                return EventDetail(name, .strings(try reader.readArray { reader throws(ByteReaderError) in try reader.readString() }))
-            case .bool: return EventDetail(name, .bool(try reader.readBool()))
-            case nil: throw ByteReaderError.invalid("event detail", at: start)
-            }
-        }
+        try EventDetailCoding.read(&reader)
     }
 }
