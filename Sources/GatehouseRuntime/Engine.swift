@@ -197,15 +197,14 @@ struct RecoveryState {
             var state = entry.state
             var lastLSN = entry.lastLSN
             // What fell due while the server was down is applied before anything is served.
-            let expired = state.expireDue(nowMs: context.clock.nowMs())
-            if !expired.changes.isEmpty {
-                do {
+            do {
+                for expired in state.expiryBatches(nowMs: context.clock.nowMs()) {
                     lastLSN = try context.log.append(RuntimeRecord.projectChanged(incarnation, expired).logRecord)
                     state.apply(expired)
-                } catch {
-                    // The log takes no writes yet (disk full): the project's timer retries.
-                    logger.warning("recovery.expiry_deferred", metadata: ["project": "\(state.id)", "error": "\(error)"])
                 }
+            } catch {
+                // The log takes no writes yet (disk full): the project's timer retries.
+                logger.warning("recovery.expiry_deferred", metadata: ["project": "\(state.id)", "error": "\(error)"])
             }
             let project = Project(state: state, incarnation: incarnation, originLSN: entry.baseLSN, lastLSN: lastLSN,
                                   context: context)

@@ -121,8 +121,7 @@ public actor Project {
         expiryTimer = nil
         expiryTimerDeadlineMs = nil
         guard !published.isDeleted, !frozen else { return lastLSN }
-        let batch = state.expireDue(nowMs: nowMs)
-        if !batch.changes.isEmpty {
+        for batch in state.expiryBatches(nowMs: nowMs) {
             do throws(GatehouseError) {
                 _ = try commit(batch)
             } catch {

@@ -165,16 +165,19 @@ public struct ProjectState: Sendable, Equatable {
             profiles.remove(id)
             purchases.release(id)
         case .subscriptionStored(let held):
-            let previousOwner = purchases.store(held)
-            advanceCursor(of: [previousOwner, held.owner])
+            let previous = purchases.store(held)
+            // Only what a profile document shows moves a cursor (a stale event's date does not).
+            if previous?.owner != held.owner || previous.map({ !$0.subscription.looksTheSame(as: held.subscription) }) ?? true {
+                advanceCursor(of: [previous?.owner, held.owner])
+            }
         case .purchaseStored(let held):
-            let previousOwner = purchases.store(held)
-            advanceCursor(of: [previousOwner, held.owner])
+            let previous = purchases.store(held)
+            if previous != held { advanceCursor(of: [previous?.owner, held.owner]) }
         case .grantStored(let id, let grant):
             purchases.store(grant, for: id)
             advanceCursor(of: [id])
         case .notificationSeen(let store, let id):
-            purchases.markSeen(notification: id, store: store)
+            purchases.markSeen(notification: id, store: store, atMs: atMs)
         case .eventRecorded(let type, let id, let details):
             record(type, id, details, atMs: atMs, eventIndex: &eventIndex)
         }

@@ -29,7 +29,9 @@ extension ProjectState {
         public var entitlements: [EntitlementView]
     }
 
+    /// `id` may be an alias: the holdings are the canonical profile's.
     public func holdings(of id: ProfileID, nowMs: Int64) -> Holdings {
+        let id = profiles.canonicalID(id) ?? id
         let subscriptions = purchases.subscriptions(ownedBy: id)
         let oneTime = purchases.oneTimePurchases(ownedBy: id)
         let entitlements = Entitlements.computeOrdered(
@@ -149,8 +151,24 @@ extension ProjectState {
     /// with no renewal, and grants past their end, each with an `EXPIRATION` event. Empty when
     /// nothing is due.
     public func expireDue(nowMs: Int64) -> ChangeBatch {
+        ChangeBatch(expiryChanges(purchases.due(nowMs: nowMs), nowMs: nowMs), atMs: nowMs)
+    }
+
+    /// ``expireDue(nowMs:)`` cut into batches of at most `deadlinesPerBatch` deadlines, to log and
+    /// apply one after another (after a long stop, everything that fell due would otherwise be
+    /// one huge record). Each batch touches other items than the others, so deciding them all
+    /// against this state is the same as deciding each after the one before.
+    public func expiryBatches(nowMs: Int64, deadlinesPerBatch: Int = 1000) -> [ChangeBatch] {
+        let due = purchases.due(nowMs: nowMs)
+        return stride(from: 0, to: due.count, by: max(1, deadlinesPerBatch)).map { start in
+            let slice = Array(due[start..<min(due.count, start + deadlinesPerBatch)])
+            return ChangeBatch(expiryChanges(slice, nowMs: nowMs), atMs: nowMs)
+        }.filter { !$0.changes.isEmpty }
+    }
+
+    private func expiryChanges(_ due: [Deadline], nowMs: Int64) -> [Change] {
         var changes: [Change] = []
-        for deadline in purchases.due(nowMs: nowMs) {
+        for deadline in due {
             switch deadline {
             case .subscription(let key):
                 guard var held = purchases.subscription(key), let transition = held.subscription.expireIfDue(nowMs: nowMs)
@@ -172,7 +190,7 @@ extension ProjectState {
                 ]))
             }
         }
-        return ChangeBatch(changes, atMs: nowMs)
+        return changes
     }
 }
 
@@ -300,10 +318,11 @@ private struct PurchaseDraft {
 
     /// Applies a store event to a known purchase (`not_found` for an unknown one).
     mutating func apply(_ event: SubscriptionEvent, to key: PurchaseKey, atMs: Int64) throws(GatehouseError) {
-        if var held = subscriptions[key] ?? state.purchases.subscription(key) {
+        if let current = subscriptions[key] ?? state.purchases.subscription(key) {
+            var held = current
             let transition = held.subscription.apply(event, atMs: atMs, gracePeriodMs: state.config.gracePeriodMs)
             held.subscription = transition.subscription
-            store(held, effects: transition.effects)
+            if held != current || !transition.effects.isEmpty { store(held, effects: transition.effects) }
             return
         }
         guard var held = oneTime[key] ?? state.purchases.oneTimePurchase(key) else {
@@ -323,7 +342,7 @@ private struct PurchaseDraft {
         default:
             throw .badField("event.type", "a one-time purchase only takes purchase, refund, refund_reversed and revoke")
         }
-        store(held, effects: effects)
+        if held != (oneTime[key] ?? state.purchases.oneTimePurchase(key)) || !effects.isEmpty { store(held, effects: effects) }
     }
 
     private mutating func store(_ held: HeldSubscription, effects: [SubscriptionEffect]) {

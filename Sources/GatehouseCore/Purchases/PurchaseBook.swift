@@ -61,8 +61,9 @@ public struct PurchaseBook: Sendable {
     public private(set) var oneTimePurchases: [PurchaseKey: HeldPurchase] = [:]
     /// Grants by profile, then by entitlement.
     public private(set) var grants: [ProfileID: [String: PromotionalGrant]] = [:]
-    /// `<store>:<notification id>` of every store notification applied.
-    public private(set) var seenNotifications: Set<String> = []
+    /// The store notifications applied in the last ``NotificationMemory/keptMs``, oldest first.
+    public var seenNotifications: [SeenNotification] { Array(notifications.live) }
+    private var notifications = NotificationMemory()
 
     private var owned: [ProfileID: Holdings] = [:]
     private var unownedByToken: [AppAccountToken: Holdings] = [:]
@@ -81,12 +82,12 @@ public struct PurchaseBook: Sendable {
     /// Rebuilds the indexes and the timer queue from stored parts.
     public init(
         subscriptions: [HeldSubscription], oneTimePurchases: [HeldPurchase],
-        grants: [(ProfileID, PromotionalGrant)], seenNotifications: Set<String>
+        grants: [(ProfileID, PromotionalGrant)], seenNotifications: [SeenNotification]
     ) {
         for held in subscriptions { store(held) }
         for held in oneTimePurchases { store(held) }
         for (profile, grant) in grants { store(grant, for: profile) }
-        self.seenNotifications = seenNotifications
+        for seen in seenNotifications { notifications.insert(seen) }
         dropStaleDeadlines()
     }
 
@@ -122,10 +123,8 @@ public struct PurchaseBook: Sendable {
     }
 
     public func hasSeen(notification: String, store: String) -> Bool {
-        seenNotifications.contains(Self.notificationKey(store: store, id: notification))
+        notifications.contains(SeenNotification.key(store: store, id: notification))
     }
-
-    static func notificationKey(store: String, id: String) -> String { "\(store):\(id)" }
 
     /// The earliest moment the timer has something to do, if any. O(1): every change ends with
     /// ``dropStaleDeadlines()`` and a rebuilt book queues live deadlines only, so the top of the
@@ -157,25 +156,27 @@ public struct PurchaseBook: Sendable {
 
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
 
-    /// Inserts or replaces a subscription; answers the owner it had before.
+    /// Inserts or replaces a subscription; answers what it replaced.
     @discardableResult
-    mutating func store(_ held: HeldSubscription) -> ProfileID? {
+    mutating func store(_ held: HeldSubscription) -> HeldSubscription? {
         let key = held.key
         let previous = subscriptions.updateValue(held, forKey: key)
         if let previous { unindex(subscription: key, owner: previous.owner, token: previous.token) }
         index(subscription: key, owner: held.owner, token: held.token)
-        if let deadline = held.subscription.nextDeadlineMs { deadlines.push(deadline, .subscription(key)) }
-        return previous?.owner
+        if let deadline = held.subscription.nextDeadlineMs, deadline != previous?.subscription.nextDeadlineMs {
+            deadlines.push(deadline, .subscription(key))
+        }
+        return previous
     }
 
-    /// Inserts or replaces a one-time purchase; answers the owner it had before.
+    /// Inserts or replaces a one-time purchase; answers what it replaced.
     @discardableResult
-    mutating func store(_ held: HeldPurchase) -> ProfileID? {
+    mutating func store(_ held: HeldPurchase) -> HeldPurchase? {
         let key = held.key
         let previous = oneTimePurchases.updateValue(held, forKey: key)
         if let previous { unindex(purchase: key, owner: previous.owner, token: previous.token) }
         index(purchase: key, owner: held.owner, token: held.token)
-        return previous?.owner
+        return previous
     }
 
     mutating func store(_ grant: PromotionalGrant, for profile: ProfileID) {
@@ -183,8 +184,8 @@ public struct PurchaseBook: Sendable {
         if let deadline = grant.nextDeadlineMs { deadlines.push(deadline, .grant(profile, entitlement: grant.entitlementID)) }
     }
 
-    mutating func markSeen(notification: String, store: String) {
-        seenNotifications.insert(Self.notificationKey(store: store, id: notification))
+    mutating func markSeen(notification: String, store: String, atMs: Int64) {
+        notifications.insert(SeenNotification(key: SeenNotification.key(store: store, id: notification), atMs: atMs))
     }
 
     /// Purchases held unowned under `token` now belong to `profile` (it took that token).
@@ -290,7 +291,51 @@ extension PurchaseBook: Equatable {
     /// The stored parts only: the indexes and the queue follow from them.
     public static func == (a: PurchaseBook, b: PurchaseBook) -> Bool {
         a.subscriptions == b.subscriptions && a.oneTimePurchases == b.oneTimePurchases && a.grants == b.grants
-            && a.seenNotifications == b.seenNotifications
+            && a.notifications.live == b.notifications.live
+    }
+}
+
+/// A store notification applied: `<store>:<notification id>`, and when (the server clock).
+public struct SeenNotification: Sendable, Equatable {
+    public let key: String
+    public let atMs: Int64
+
+    public init(key: String, atMs: Int64) {
+        self.key = key
+        self.atMs = atMs
+    }
+
+    static func key(store: String, id: String) -> String { "\(store):\(id)" }
+}
+
+/// The notification ids applied lately, so a redelivery is applied once. Stores redeliver for
+/// days (Apple for up to about three), so ids are kept 30 days and then forgotten, oldest first,
+/// as new ones arrive: memory follows the notification rate, not the project's age. A repeat
+/// older than that is applied again, which changes nothing: every store event is applied by the
+/// store's dates and terms are keyed by transaction id.
+struct NotificationMemory: Sendable {
+    static let keptMs: Int64 = 30 * 86_400_000
+
+    private var keys: Set<String> = []
+    private var order: [SeenNotification] = []
+    /// `order[..<head]` is forgotten; the array is compacted once that is most of it.
+    private var head = 0
+
+    var live: ArraySlice<SeenNotification> { order[head...] }
+
+    func contains(_ key: String) -> Bool { keys.contains(key) }
+
+    mutating func insert(_ seen: SeenNotification) {
+        guard keys.insert(seen.key).inserted else { return }
+        order.append(seen)
+        while head < order.count, seen.atMs - order[head].atMs > Self.keptMs {
+            keys.remove(order[head].key)
+            head += 1
+        }
+        if head >= 1024, head * 2 >= order.count {
+            order.removeFirst(head)
+            head = 0
+        }
     }
 }
 

@@ -30,3 +30,14 @@ extension Subscription {
         }
     }
 }
+
+extension Subscription {
+    /// Whether a profile document shows both the same: the product, status, dates, renewal,
+    /// period type and environment, and the terms (their refunds and paid amounts). What only
+    /// orders notifications (the store dates behind each part) is not shown.
+    public func looksTheSame(as other: Subscription) -> Bool {
+        productID == other.productID && status == other.status && expiresMs == other.expiresMs
+            && graceExpiresMs == other.graceExpiresMs && willRenew == other.willRenew && periodType == other.periodType
+            && environment == other.environment && terms == other.terms
+    }
+}

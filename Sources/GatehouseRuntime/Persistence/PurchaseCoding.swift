@@ -151,7 +151,10 @@ enum PurchaseCoding {
             ProfileCoding.writeID(entry.0, into: &writer)
             write(entry.1, into: &writer)
         }
-        writer.writeArray(book.seenNotifications.sorted()) { $0.writeString($1) }
+        writer.writeArray(book.seenNotifications) { writer, seen in
+            writer.writeString(seen.key)
+            writer.writeVarInt(seen.atMs)
+        }
     }
 
     /// A key listed twice is damage (the writer never does it), refused rather than guessed at.
@@ -162,13 +165,15 @@ enum PurchaseCoding {
         let grants = try reader.readArray { reader throws(ByteReaderError) in
             (try ProfileCoding.readID(&reader), try readGrant(&reader))
         }
-        let seen = try reader.readArray { reader throws(ByteReaderError) in try reader.readString() }
+        let seen = try reader.readArray { reader throws(ByteReaderError) in
+            SeenNotification(key: try reader.readString(), atMs: try reader.readVarInt())
+        }
         let distinct = Set(subscriptions.map(\.key)).count == subscriptions.count
             && Set(purchases.map(\.key)).count == purchases.count
             && Set(grants.map { "\($0.0):\($0.1.entitlementID)" }).count == grants.count
-            && Set(seen).count == seen.count
+            && Set(seen.map(\.key)).count == seen.count
         guard distinct else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
         return PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
-                            seenNotifications: Set(seen))
+                            seenNotifications: seen)
     }
 }

@@ -1,0 +1,99 @@
+@testable import GatehouseCore
+import Testing
+
+private typealias C = PurchaseCatalogue
+
+/// What keeps a busy project bounded and its cursors honest: notification ids are forgotten
+/// after 30 days, expiries after a long stop are cut into batches, and only what a document shows
+/// moves a cursor.
+@Suite struct PurchaseBounds {
+    static let day: Int64 = 86_400_000
+
+    @Test func notificationIDsAreForgottenAfterThirtyDaysAsNewOnesArrive() throws {
+        var world = PurchaseWorld()
+        let owner = try world.create("alice")
+        try world.report(owner, C.subscription("t1", expiresMs: 400 * Self.day))
+        try world.notify(C.notification("n1", "t1", atMs: 2_000, .cancel))
+        #expect(world.state.purchases.hasSeen(notification: "n1", store: C.store))
+        // Within 30 days the id is remembered: a repeat changes nothing.
+        world.nowMs += 30 * Self.day
+        let repeated = try world.state.notify(C.notification("n1", "t1", atMs: 2_000, .cancel), nowMs: world.nowMs)
+        #expect(!repeated.applied && repeated.batch.changes.isEmpty)
+        // A newer notification past the 30 days pushes the old id out.
+        world.nowMs += 1
+        try world.notify(C.notification("n2", "t1", atMs: 3_000, .uncancel))
+        #expect(!world.state.purchases.hasSeen(notification: "n1", store: C.store))
+        #expect(world.state.purchases.seenNotifications.map(\.key) == ["test:n2"])
+        // A redelivery that old is applied again, and changes nothing: store dates order it.
+        let before = try #require(world.subscription("t1"))
+        let late = try world.notify(C.notification("n1", "t1", atMs: 2_000, .cancel))
+        #expect(late.applied)
+        #expect(try #require(world.subscription("t1")).subscription.looksTheSame(as: before.subscription))
+        #expect(late.batch.recordedTypes.isEmpty)
+    }
+
+    @Test func aRebuiltBookRemembersTheSameIDs() throws {
+        var world = PurchaseWorld()
+        let owner = try world.create("alice")
+        try world.report(owner, C.subscription("t1", expiresMs: 400 * Self.day))
+        for index in 0..<5 {
+            world.nowMs += 10 * Self.day
+            try world.notify(C.notification("n\(index)", "t1", atMs: 2_000 + Int64(index), index % 2 == 0 ? .cancel : .uncancel))
+        }
+        let book = world.state.purchases
+        // n0 is 40 days older than n4, n1 exactly 30 (kept).
+        #expect(book.seenNotifications.map(\.key) == ["test:n1", "test:n2", "test:n3", "test:n4"])
+        let rebuilt = PurchaseBook(
+            subscriptions: Array(book.subscriptions.values), oneTimePurchases: Array(book.oneTimePurchases.values),
+            grants: [], seenNotifications: book.seenNotifications)
+        #expect(rebuilt == book)
+        #expect(rebuilt.hasSeen(notification: "n3", store: C.store) && !rebuilt.hasSeen(notification: "n0", store: C.store))
+    }
+
+    @Test func expiriesAfterALongStopComeInBoundedBatches() throws {
+        var world = PurchaseWorld()
+        let owner = try world.create("alice")
+        for index in 0..<25 {
+            try world.report(owner, C.subscription("t\(index)", expiresMs: 10_000 + Int64(index)))
+        }
+        let batches = world.state.expiryBatches(nowMs: 50_000, deadlinesPerBatch: 10)
+        #expect(batches.map { $0.changes.count } == [20, 20, 10])
+        var batched = world.state
+        for batch in batches { batched.apply(batch) }
+        var single = world.state
+        single.apply(world.state.expireDue(nowMs: 50_000))
+        #expect(batched.purchases == single.purchases)
+        #expect(batched.purchases.nextDeadlineMs == nil)
+        #expect(batched.events.events.filter { $0.type == .expiration }.count == 25)
+        #expect(batched.sequence == world.state.sequence + 3)
+    }
+
+    @Test func aStaleNotificationMovesNoCursor() throws {
+        var world = PurchaseWorld()
+        let owner = try world.create("alice")
+        try world.report(owner, C.subscription("t1", expiresMs: 100_000))
+        try world.notify(C.notification("n1", "t1", atMs: 5_000, .cancel))
+        let cursor = world.profile(owner).cursor
+        // Older than the cancel: it orders nothing new and changes nothing a document shows.
+        let stale = try world.notify(C.notification("n2", "t1", atMs: 4_000, .uncancel))
+        #expect(stale.applied && stale.batch.recordedTypes.isEmpty)
+        #expect(world.profile(owner).cursor == cursor)
+        #expect(world.subscription("t1")?.subscription.willRenew == false)
+        // A second refund of a refunded one-time purchase is no change either.
+        try world.report(owner, C.oneTime("o1"))
+        try world.notify(C.notification("n3", "o1", atMs: 6_000, .refund(transactionID: "o1", fraction: 1)))
+        let afterRefund = world.profile(owner).cursor
+        let again = try world.notify(C.notification("n4", "o1", atMs: 7_000, .refund(transactionID: "o1", fraction: 1)))
+        #expect(again.batch.changes.count == 1)  // only the notification id is remembered
+        #expect(world.profile(owner).cursor == afterRefund)
+    }
+
+    @Test func holdingsOfAnAliasAreTheCanonicalProfiles() throws {
+        var world = PurchaseWorld()
+        let anonymous = try world.create()
+        try world.report(anonymous, C.subscription("t1"))
+        _ = try world.create("alice")
+        try world.identify(anonymous, "alice")
+        #expect(world.holdings(anonymous).subscriptions.map(\.originalTransactionID) == ["t1"])
+    }
+}
