@@ -35,7 +35,7 @@ extension Engine {
         do {
             let written = try await io.run { try SnapshotFile.write(path: target, header: header, body: body, fileSystem: fileSystem) }
             registry.logger.info("tenant.exported", metadata: ["project": "\(id)", "path": "\(target)", "bytes": "\(written.bytes)"])
-            return Committed(TenantExport(path: target, cursor: state.sequence, profiles: 0, bytes: written.bytes,
+            return Committed(TenantExport(path: target, cursor: state.sequence, profiles: state.profiles.count, bytes: written.bytes,
                                           sha256: written.sha256), lsn: lsn)
         } catch {
             throw GatehouseError(.badRequest, "path: cannot write \(target): \(error)")
@@ -92,7 +92,7 @@ extension Engine {
             // A restored tenant's pending expiries: what fell due since its snapshot, and its timer.
             await project.runExpiries()
             registry.logger.info("tenant.restored", metadata: ["project": "\(id)", "clone": "\(freshKeys != nil)", "replaced": "\(live != nil)"])
-            return Committed(TenantRestore(project: id, cursor: state.sequence, profiles: 0, keys: freshKeys), lsn: lsn)
+            return Committed(TenantRestore(project: id, cursor: state.sequence, profiles: state.profiles.count, keys: freshKeys), lsn: lsn)
         } catch {
             await live?.unfreeze()
             try? fileSystem.unlink(paths.snapshots + "/" + file)

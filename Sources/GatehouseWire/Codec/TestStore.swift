@@ -108,7 +108,11 @@ public enum TestStore {
         case .revoke:
             event = .change(.revoke)
         case .productChange:
-            event = .change(.productChange(newProductID: try fields.string("new_product_id", length: idLength)))
+            let newProductID = try fields.string("new_product_id", length: idLength)
+            guard config.products.contains(where: { $0.id == newProductID && $0.type == .subscription }) else {
+                throw .badField(fields.name("new_product_id"), "\"\(newProductID)\" is not a subscription product of the project's config")
+            }
+            event = .change(.productChange(newProductID: newProductID))
         }
         return StoreNotification(store: name, notificationID: notificationID, originalTransactionID: originalTransactionID,
                                  atMs: atMs, event: event)
