@@ -45,7 +45,7 @@ private typealias C = PurchaseCatalogue
         #expect(book.seenNotifications.map(\.key) == ["test:n1", "test:n2", "test:n3", "test:n4"])
         let rebuilt = PurchaseBook(
             subscriptions: Array(book.subscriptions.values), oneTimePurchases: Array(book.oneTimePurchases.values),
-            grants: [], seenNotifications: book.seenNotifications)
+            grants: [], seenNotifications: book.seenNotifications, formerSources: book.formerSources)
         #expect(rebuilt == book)
         #expect(rebuilt.hasSeen(notification: "n3", store: C.store) && !rebuilt.hasSeen(notification: "n0", store: C.store))
     }
@@ -95,5 +95,35 @@ private typealias C = PurchaseCatalogue
         _ = try world.create("alice")
         try world.identify(anonymous, "alice")
         #expect(world.holdings(anonymous).subscriptions.map(\.originalTransactionID) == ["t1"])
+    }
+
+    @Test func aProfileThatLostAPurchaseListsItsEntitlementInactiveUntilItOwnsASourceAgain() throws {
+        var world = PurchaseWorld()
+        let first = try world.create("first")
+        let second = try world.create("second")
+        try world.report(first, C.subscription("t1", expiresMs: 100_000))
+        try world.restore(second, [C.subscription("t1", expiresMs: 100_000)])
+        let lost = try #require(world.entitlement("pro", of: first))
+        #expect(!lost.isActive && lost.productID == "pro_monthly")
+        #expect(world.entitlement("pro", of: second)?.isActive == true)
+        #expect(world.holdings(first).subscriptions.isEmpty)
+        // Moving back: the first owns it again and forgets it lost it; the second now remembers.
+        try world.restore(first, [C.subscription("t1", expiresMs: 100_000)])
+        #expect(world.entitlement("pro", of: first)?.isActive == true)
+        #expect(world.state.purchases.formerSources[first] == nil)
+        #expect(world.state.purchases.formerSources[second] == [FormerSource(kind: .subscription, key: C.key("t1"))])
+    }
+
+    @Test func whatAMergedProfileLostIsRememberedByTheProfileItMergedInto() throws {
+        var world = PurchaseWorld()
+        let anonymous = try world.create()
+        let other = try world.create("other")
+        try world.report(anonymous, C.oneTime("l1"))
+        try world.report(other, C.oneTime("l1"))
+        _ = try world.create("alice")
+        let alice = try #require(world.state.profiles.profile(customerUserID: "alice")?.id)
+        try world.identify(anonymous, "alice")
+        #expect(world.state.purchases.formerSources[alice] == [FormerSource(kind: .oneTime, key: C.key("l1"))])
+        #expect(world.entitlement("pro", of: alice)?.isActive == false)
     }
 }

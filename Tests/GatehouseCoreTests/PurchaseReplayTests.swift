@@ -75,7 +75,7 @@ struct PurchaseReplay {
         let grants = book.grants.flatMap { profile, byEntitlement in byEntitlement.values.map { (profile, $0) } }
         let rebuilt = PurchaseBook(
             subscriptions: Array(book.subscriptions.values), oneTimePurchases: Array(book.oneTimePurchases.values),
-            grants: grants, seenNotifications: book.seenNotifications)
+            grants: grants, seenNotifications: book.seenNotifications, formerSources: book.formerSources)
         #expect(rebuilt == book)
         #expect(rebuilt.nextDeadlineMs == book.nextDeadlineMs)
         for nowMs in [Int64(0), 30_000, 50_000, Int64.max] {

@@ -326,12 +326,12 @@ enum PurchaseFixtures {
             subscriptions: book.subscriptions.values.sorted { $0.key > $1.key },
             oneTimePurchases: book.oneTimePurchases.values.sorted { $0.key > $1.key },
             grants: grants.sorted { ($0.0, $0.1.entitlementID) > ($1.0, $1.1.entitlementID) },
-            seenNotifications: book.seenNotifications)
+            seenNotifications: book.seenNotifications, formerSources: book.formerSources)
         let forward = PurchaseBook(
             subscriptions: book.subscriptions.values.sorted { $0.key < $1.key },
             oneTimePurchases: book.oneTimePurchases.values.sorted { $0.key < $1.key },
             grants: grants.sorted { ($0.0, $0.1.entitlementID) < ($1.0, $1.1.entitlementID) },
-            seenNotifications: book.seenNotifications)
+            seenNotifications: book.seenNotifications, formerSources: book.formerSources)
         #expect(reversed == book && forward == book)
         func with(_ purchases: PurchaseBook) -> ProjectState {
             ProjectState(id: state.id, name: state.name, createdMs: state.createdMs, keys: state.keys,

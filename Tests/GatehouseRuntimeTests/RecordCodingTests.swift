@@ -149,7 +149,7 @@ import Testing
     static let goldenCreated = "01020461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
         + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00"
-        + "00" + "00" + "00" + "00"
+        + "00" + "00" + "00" + "00" + "00"
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book.
     static let goldenCreatedVersion1 = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
@@ -189,7 +189,7 @@ import Testing
         // Version 2 writes the id as an optional, then the empty book.
         let event2 = "076576745f335f30" + "03" + "10" + Hex.encode(Array("SUBSCRIBER_ALIAS".utf8)) + "01" + id + "00" + "08"
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
-        #expect(Self.hex(StateCoding.encode(state)) == "02" + fields + "01" + event2 + "00000000")
+        #expect(Self.hex(StateCoding.encode(state)) == "02" + fields + "01" + event2 + "0000000000")
     }
 
     @Test func newerStateVersionIsRefused() throws {
@@ -201,7 +201,7 @@ import Testing
     }
 
     @Test func version1BodyFollowedByABookIsRefused() throws {
-        let bytes = try #require(Hex.decode(Self.goldenCreatedVersion1 + "00000000"))
+        let bytes = try #require(Hex.decode(Self.goldenCreatedVersion1 + "0000000000"))
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
     }
 }

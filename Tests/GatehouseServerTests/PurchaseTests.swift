@@ -469,8 +469,7 @@ struct StoreFixture {
         }
     }
 
-    @Test(.disabled("bug: a profile that loses its only source of an entitlement (transfer) stops listing that entitlement; PROTOCOL.md says entitlements list every entitlement the profile ever had"))
-    func aProfileThatLostAPurchaseStillListsTheEntitlementAsInactive() async throws {
+    @Test func aProfileThatLostAPurchaseStillListsTheEntitlementAsInactive() async throws {
         try await withTestServer({ $0.testClock = true }) { server in
             let f = try await F.make(server, restore: "transfer")
             let first = try await f.create()

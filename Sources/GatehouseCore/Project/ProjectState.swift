@@ -166,12 +166,14 @@ public struct ProjectState: Sendable, Equatable {
             purchases.release(id)
         case .subscriptionStored(let held):
             let previous = purchases.store(held)
+            purchases.noteTransfer(FormerSource(kind: .subscription, key: held.key), from: previous?.owner, to: held.owner)
             // Only what a profile document shows moves a cursor (a stale event's date does not).
             if previous?.owner != held.owner || previous.map({ !$0.subscription.looksTheSame(as: held.subscription) }) ?? true {
                 advanceCursor(of: [previous?.owner, held.owner])
             }
         case .purchaseStored(let held):
             let previous = purchases.store(held)
+            purchases.noteTransfer(FormerSource(kind: .oneTime, key: held.key), from: previous?.owner, to: held.owner)
             if previous != held { advanceCursor(of: [previous?.owner, held.owner]) }
         case .grantStored(let id, let grant):
             purchases.store(grant, for: id)

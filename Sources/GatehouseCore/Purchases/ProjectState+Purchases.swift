@@ -34,9 +34,20 @@ extension ProjectState {
         let id = profiles.canonicalID(id) ?? id
         let subscriptions = purchases.subscriptions(ownedBy: id)
         let oneTime = purchases.oneTimePurchases(ownedBy: id)
-        let entitlements = Entitlements.computeOrdered(
+        var entitlements = Entitlements.compute(
             config: config, subscriptions: subscriptions, purchases: oneTime, grants: purchases.grants(of: id), nowMs: nowMs)
-        return Holdings(subscriptions: subscriptions, purchases: oneTime, entitlements: entitlements)
+        // What it lost to transfers stays listed, inactive, unless something it owns gives it.
+        let former = purchases.formerHoldings(of: id)
+        if !former.subscriptions.isEmpty || !former.purchases.isEmpty {
+            let lost = Entitlements.compute(config: config, subscriptions: former.subscriptions, purchases: former.purchases,
+                                            grants: [], nowMs: nowMs)
+            for (entitlementID, var view) in lost where entitlements[entitlementID] == nil {
+                view.isActive = false
+                entitlements[entitlementID] = view
+            }
+        }
+        return Holdings(subscriptions: subscriptions, purchases: oneTime,
+                        entitlements: entitlements.values.sorted { $0.entitlementID < $1.entitlementID })
     }
 
     // MARK: purchase.report and purchase.restore

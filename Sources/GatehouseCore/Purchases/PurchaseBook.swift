@@ -44,6 +44,26 @@ public struct HeldPurchase: Sendable, Equatable {
     public var key: PurchaseKey { PurchaseKey(store: purchase.store, id: purchase.transactionID) }
 }
 
+/// A purchase a profile owned and lost to another profile (a transfer): the profile still lists
+/// the entitlements it gave, inactive (PROTOCOL.md: entitlements list every entitlement the
+/// profile ever had).
+public struct FormerSource: Sendable, Hashable, Comparable {
+    public enum Kind: UInt8, Sendable, Hashable {
+        case subscription = 1
+        case oneTime = 2
+    }
+
+    public let kind: Kind
+    public let key: PurchaseKey
+
+    public init(kind: Kind, key: PurchaseKey) {
+        self.kind = kind
+        self.key = key
+    }
+
+    public static func < (a: FormerSource, b: FormerSource) -> Bool { (a.kind.rawValue, a.key) < (b.kind.rawValue, b.key) }
+}
+
 /// What the timer waits for: a subscription's expiry (or end of grace), or a grant's end.
 public enum Deadline: Sendable, Hashable {
     case subscription(PurchaseKey)
@@ -61,6 +81,8 @@ public struct PurchaseBook: Sendable {
     public private(set) var oneTimePurchases: [PurchaseKey: HeldPurchase] = [:]
     /// Grants by profile, then by entitlement.
     public private(set) var grants: [ProfileID: [String: PromotionalGrant]] = [:]
+    /// Per profile, the purchases it lost to transfers (ordered); none for most profiles.
+    public private(set) var formerSources: [ProfileID: [FormerSource]] = [:]
     /// The store notifications applied in the last ``NotificationMemory/keptMs``, oldest first.
     public var seenNotifications: [SeenNotification] { Array(notifications.live) }
     private var notifications = NotificationMemory()
@@ -82,8 +104,10 @@ public struct PurchaseBook: Sendable {
     /// Rebuilds the indexes and the timer queue from stored parts.
     public init(
         subscriptions: [HeldSubscription], oneTimePurchases: [HeldPurchase],
-        grants: [(ProfileID, PromotionalGrant)], seenNotifications: [SeenNotification]
+        grants: [(ProfileID, PromotionalGrant)], seenNotifications: [SeenNotification],
+        formerSources: [ProfileID: [FormerSource]] = [:]
     ) {
+        self.formerSources = formerSources
         for held in subscriptions { store(held) }
         for held in oneTimePurchases { store(held) }
         for (profile, grant) in grants { store(grant, for: profile) }
@@ -105,6 +129,18 @@ public struct PurchaseBook: Sendable {
     public func oneTimePurchases(ownedBy id: ProfileID) -> [OneTimePurchase] {
         (owned[id]?.purchases.sorted() ?? []).compactMap { oneTimePurchases[$0]?.purchase }
             .sorted { ($0.purchasedMs, $0.store, $0.transactionID) < ($1.purchasedMs, $1.store, $1.transactionID) }
+    }
+
+    /// What the profile lost to transfers and does not own again, as subscriptions and purchases.
+    public func formerHoldings(of id: ProfileID) -> (subscriptions: [Subscription], purchases: [OneTimePurchase]) {
+        var result: ([Subscription], [OneTimePurchase]) = ([], [])
+        for source in formerSources[id] ?? [] {
+            switch source.kind {
+            case .subscription: if let held = subscriptions[source.key] { result.0.append(held.subscription) }
+            case .oneTime: if let held = oneTimePurchases[source.key] { result.1.append(held.purchase) }
+            }
+        }
+        return result
     }
 
     /// A profile's grants, ordered by entitlement.
@@ -200,6 +236,7 @@ public struct PurchaseBook: Sendable {
     /// Everything `source` owns or was granted moves to `target` (a merge). Of two grants of the
     /// same entitlement the target keeps the one ``PromotionalGrant/keeps(_:over:)`` prefers.
     mutating func move(from source: ProfileID, to target: ProfileID) {
+        for former in formerSources.removeValue(forKey: source) ?? [] { remember(former, for: target) }
         if let holdings = owned[source] {
             for key in holdings.subscriptions.sorted() { reown(subscription: key, to: target) }
             for key in holdings.purchases.sorted() { reown(purchase: key, to: target) }
@@ -217,6 +254,24 @@ public struct PurchaseBook: Sendable {
             for key in holdings.purchases.sorted() { reown(purchase: key, to: nil) }
         }
         grants[profile] = nil
+        formerSources[profile] = nil
+    }
+
+    /// `source` moved from `previous` to `owner`: the loser remembers it, the winner forgets it.
+    mutating func noteTransfer(_ source: FormerSource, from previous: ProfileID?, to owner: ProfileID?) {
+        guard previous != owner else { return }
+        if let owner, var list = formerSources[owner], let index = list.firstIndex(of: source) {
+            list.remove(at: index)
+            formerSources[owner] = list.isEmpty ? nil : list
+        }
+        if let previous, owner != nil { remember(source, for: previous) }
+    }
+
+    private mutating func remember(_ source: FormerSource, for profile: ProfileID) {
+        var list = formerSources[profile] ?? []
+        guard !list.contains(source) else { return }
+        list.insert(source, at: list.firstIndex { source < $0 } ?? list.endIndex)
+        formerSources[profile] = list
     }
 
     /// Lets the timer queue forget what is no longer due (called after each applied batch).
@@ -291,6 +346,7 @@ extension PurchaseBook: Equatable {
     /// The stored parts only: the indexes and the queue follow from them.
     public static func == (a: PurchaseBook, b: PurchaseBook) -> Bool {
         a.subscriptions == b.subscriptions && a.oneTimePurchases == b.oneTimePurchases && a.grants == b.grants
+            && a.formerSources == b.formerSources
             && a.notifications.live == b.notifications.live
     }
 }

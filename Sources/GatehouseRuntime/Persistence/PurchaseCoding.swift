@@ -155,6 +155,13 @@ enum PurchaseCoding {
             writer.writeString(seen.key)
             writer.writeVarInt(seen.atMs)
         }
+        let former = book.formerSources.sorted { $0.key < $1.key }.flatMap { entry in entry.value.map { (entry.key, $0) } }
+        writer.writeArray(former) { writer, entry in
+            ProfileCoding.writeID(entry.0, into: &writer)
+            writer.writeUInt8(entry.1.kind.rawValue)
+            writer.writeString(entry.1.key.store)
+            writer.writeString(entry.1.key.id)
+        }
     }
 
     /// A key listed twice is damage (the writer never does it), refused rather than guessed at.
@@ -168,12 +175,23 @@ enum PurchaseCoding {
         let seen = try reader.readArray { reader throws(ByteReaderError) in
             SeenNotification(key: try reader.readString(), atMs: try reader.readVarInt())
         }
+        let former = try reader.readArray { reader throws(ByteReaderError) in
+            let profile = try ProfileCoding.readID(&reader)
+            let kindOffset = reader.offset
+            guard let kind = FormerSource.Kind(rawValue: try reader.readUInt8()) else {
+                throw ByteReaderError.invalid("former source kind", at: kindOffset)
+            }
+            return (profile, FormerSource(kind: kind, key: PurchaseKey(store: try reader.readString(), id: try reader.readString())))
+        }
+        var formerSources: [ProfileID: [FormerSource]] = [:]
+        for (profile, source) in former { formerSources[profile, default: []].append(source) }
         let distinct = Set(subscriptions.map(\.key)).count == subscriptions.count
+            && formerSources.values.allSatisfy { $0 == $0.sorted() && Set($0).count == $0.count }
             && Set(purchases.map(\.key)).count == purchases.count
             && Set(grants.map { "\($0.0):\($0.1.entitlementID)" }).count == grants.count
             && Set(seen.map(\.key)).count == seen.count
         guard distinct else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
         return PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
-                            seenNotifications: seen)
+                            seenNotifications: seen, formerSources: formerSources)
     }
 }
