@@ -81,6 +81,10 @@ struct BenchOp: Sendable {
                 request: #"{"op":"project.create","project":"{bench_project}-b{n}"}"#,
                 about: "a durable write creating tenant <bench project>-b<n>; deleted at the end with --connect",
                 leftovers: .createdProjects),
+        // `{n}` three times: our generator fills every one, lineload only the first.
+        BenchOp(name: "store.notify", key: .secretKey,
+                request: #"{"op":"store.notify","store":"test","event":{"notification_id":"n{n}","type":"purchase","original_transaction_id":"t{n}","transaction_id":"t{n}","product_id":"pro_monthly","expires_ms":4102444800000,"price":9.99}}"#,
+                about: "a durable write: the test store notifies a new subscription t<n> (held unowned); not for lineload"),
     ]
 
     static func named(_ name: String) -> BenchOp? {
