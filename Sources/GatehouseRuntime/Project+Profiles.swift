@@ -66,7 +66,7 @@ extension Project {
         Committed(currentState.events.events(after: cursor, limit: limit), lsn: lastCommittedLSN)
     }
 
-    private func resolve(_ lookup: ProfileLookup) throws(GatehouseError) -> Profile {
+    func resolve(_ lookup: ProfileLookup) throws(GatehouseError) -> Profile {
         switch lookup {
         case .id(let id):
             return try currentState.resolveProfile(id)

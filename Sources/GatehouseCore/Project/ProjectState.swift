@@ -20,6 +20,8 @@ public struct ProjectState: Sendable, Equatable {
     /// Store purchases (owned or held under a token), promotional grants, the store
     /// notifications applied, and the timer queue.
     public private(set) var purchases: PurchaseBook
+    /// Balances with their histories, the grants of store terms, idempotency keys.
+    public private(set) var currencies: CurrencyLedger
     /// The tag every profile id made in this project carries (derived from `id` once, not per
     /// profile created or resolved).
     public let profileTag: UInt32
@@ -27,14 +29,14 @@ public struct ProjectState: Sendable, Equatable {
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
                   config: .empty, sequence: 0, configCursor: 0, profiles: ProfileDirectory(), events: EventLog(),
-                  purchases: PurchaseBook())
+                  purchases: PurchaseBook(), currencies: CurrencyLedger())
     }
 
     /// Every stored field, for loading a snapshot.
     public init(
         id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests, keyGenerations: [KeyKind: UInt64],
         config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog,
-        purchases: PurchaseBook
+        purchases: PurchaseBook, currencies: CurrencyLedger = CurrencyLedger()
     ) {
         self.id = id
         self.profileTag = ProfileID.tag(for: id)
@@ -48,13 +50,14 @@ public struct ProjectState: Sendable, Equatable {
         self.profiles = profiles
         self.events = events
         self.purchases = purchases
+        self.currencies = currencies
     }
 
     /// The same tenant under another id with other keys (a clone by `tenant.restore`).
     public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
         ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
                      keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor,
-                     profiles: profiles, events: events, purchases: purchases)
+                     profiles: profiles, events: events, purchases: purchases, currencies: currencies)
     }
 
     /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence
@@ -92,6 +95,12 @@ public struct ProjectState: Sendable, Equatable {
         case notificationSeen(store: String, id: String)
         /// One event of the feed about a purchase or a grant (`nil` profile: an unowned purchase).
         case eventRecorded(EventType, ProfileID?, [EventDetail])
+        /// One change of a profile's balance (a history entry and a `VIRTUAL_CURRENCY_TRANSACTION`).
+        case balanceChanged(ProfileID, CurrencyMovement)
+        /// What a store term granted and what refunds took back (insert or replace).
+        case termGrantStored(TermGrant)
+        /// A `currency.transact` key and its answer.
+        case idempotencyRecorded(String, IdempotencyRecord)
     }
 
     /// `value` `nil` deletes the key.
@@ -120,15 +129,21 @@ public struct ProjectState: Sendable, Equatable {
     /// disagree. Profiles whose `sync`-visible data changed take the batch's number as cursor.
     public mutating func apply(_ batch: ChangeBatch) {
         sequence += 1
-        var eventIndex = 0
+        var counters = BatchCounters()
         for change in batch.changes {
-            apply(change, atMs: batch.atMs, eventIndex: &eventIndex)
+            apply(change, atMs: batch.atMs, counters: &counters)
         }
         events.prune(nowMs: batch.atMs)
         purchases.dropStaleDeadlines()
     }
 
-    private mutating func apply(_ change: Change, atMs: Int64, eventIndex: inout Int) {
+    /// The numbers the events and balance changes of one batch take, in order.
+    struct BatchCounters {
+        var events = 0
+        var movements = 0
+    }
+
+    private mutating func apply(_ change: Change, atMs: Int64, counters: inout BatchCounters) {
         switch change {
         case .configReplaced(let newConfig):
             config = newConfig
@@ -141,20 +156,29 @@ public struct ProjectState: Sendable, Equatable {
             profile.lastSeenMs = atMs
             profiles.insert(profile)
             // Purchases held unowned under the token attach to the profile that takes it.
-            _ = purchases.claim(token: profile.token, for: profile.id)
+            creditPendingGrants(of: purchases.claim(token: profile.token, for: profile.id), to: profile.id, atMs: atMs,
+                                counters: &counters)
         case .customerUserIDAssigned(let id, let customerUserID):
             profiles.assignCustomerUserID(customerUserID, to: id)
             touch(id, atMs: atMs, visible: true)
         case .tokenAssigned(let id, let token):
             profiles.assignToken(token, to: id)
-            _ = purchases.claim(token: token, for: id)
+            creditPendingGrants(of: purchases.claim(token: token, for: id), to: id, atMs: atMs, counters: &counters)
             touch(id, atMs: atMs, visible: true)
         case .profileMerged(let source, let target):
             profiles.merge(source, into: target)
             purchases.move(from: source, to: target)
             touch(target, atMs: atMs, visible: true)
             record(.subscriberAlias, target, [EventDetail("merged_from", .profiles([source]))], atMs: atMs,
-                   eventIndex: &eventIndex)
+                   counters: &counters)
+            // Balances are added (DESIGN.md); grants the source received are clawed back from
+            // the target from now on (its id resolves there).
+            for (currency, history) in (currencies.histories[source] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let balance = history.last?.balance, balance > 0 else { continue }
+                move(CurrencyMovement(currency: currency, amount: balance, source: .merge, ref: source.description),
+                     for: target, atMs: atMs, counters: &counters)
+            }
+            currencies.remove(source)
         case .attributesUpdated(let id, let updates):
             profiles.update(id) { profile in
                 for update in updates { profile.attributes[update.key] = update.value }
@@ -164,8 +188,12 @@ public struct ProjectState: Sendable, Equatable {
         case .profileDeleted(let id):
             profiles.remove(id)
             purchases.release(id)
+            currencies.remove(id)
         case .subscriptionStored(let held):
             let previous = purchases.store(held)
+            if let previous, previous.owner == nil, let owner = held.owner {
+                creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
+            }
             purchases.noteTransfer(FormerSource(kind: .subscription, key: held.key), from: previous?.owner, to: held.owner)
             // Only what a profile document shows moves a cursor (a stale event's date does not).
             if previous?.owner != held.owner || previous.map({ !$0.subscription.looksTheSame(as: held.subscription) }) ?? true {
@@ -173,6 +201,9 @@ public struct ProjectState: Sendable, Equatable {
             }
         case .purchaseStored(let held):
             let previous = purchases.store(held)
+            if let previous, previous.owner == nil, let owner = held.owner {
+                creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
+            }
             purchases.noteTransfer(FormerSource(kind: .oneTime, key: held.key), from: previous?.owner, to: held.owner)
             if previous != held { advanceCursor(of: [previous?.owner, held.owner]) }
         case .grantStored(let id, let grant):
@@ -181,18 +212,61 @@ public struct ProjectState: Sendable, Equatable {
         case .notificationSeen(let store, let id):
             purchases.markSeen(notification: id, store: store, atMs: atMs)
         case .eventRecorded(let type, let id, let details):
-            record(type, id, details, atMs: atMs, eventIndex: &eventIndex)
+            record(type, id, details, atMs: atMs, counters: &counters)
+        case .balanceChanged(let id, let movement):
+            move(movement, for: id, atMs: atMs, counters: &counters)
+        case .termGrantStored(let grant):
+            currencies.store(grant)
+        case .idempotencyRecorded(let key, let record):
+            currencies.remember(key: key, record)
+        }
+    }
+
+    /// One balance change: a history entry named `vct_<sequence>_<n>`, its event, the cursor.
+    private mutating func move(_ movement: CurrencyMovement, for id: ProfileID, atMs: Int64, counters: inout BatchCounters) {
+        let transactionID = CurrencyLedger.transactionID(sequence: sequence, index: counters.movements)
+        counters.movements += 1
+        guard let entry = currencies.record(movement, for: id, transactionID: transactionID, atMs: atMs) else { return }
+        var details: [EventDetail] = [
+            EventDetail("transaction_id", .string(entry.transactionID)),
+            EventDetail("currency", .string(movement.currency)),
+            EventDetail("amount", .int(entry.amount)),
+            EventDetail("balance", .int(entry.balance)),
+            EventDetail("source", .string(entry.source.rawValue)),
+            EventDetail("ref", .string(entry.ref)),
+        ]
+        if let reason = movement.reason { details.append(EventDetail("reason", .string(reason))) }
+        record(.virtualCurrencyTransaction, id, details, atMs: atMs, counters: &counters)
+        advanceCursor(of: [id])
+    }
+
+    /// Purchases an owner just claimed: the grants their terms made while no one owned them are
+    /// credited now (less what refunds already owe back), and tied to that owner.
+    private mutating func creditPendingGrants(of keys: [PurchaseKey], to owner: ProfileID, atMs: Int64,
+                                              counters: inout BatchCounters)
+    {
+        for key in keys {
+            for var grant in currencies.pendingGrants(of: key) {
+                for index in grant.lines.indices {
+                    let line = grant.lines[index]
+                    move(CurrencyMovement(currency: line.currency, amount: line.granted - line.owedBack,
+                                          source: .purchase, ref: grant.term), for: owner, atMs: atMs, counters: &counters)
+                    grant.lines[index].takenBack = line.owedBack
+                }
+                grant.profile = owner
+                currencies.store(grant)
+            }
         }
     }
 
     /// Appends one event to the feed with the next id of this batch.
     private mutating func record(_ type: EventType, _ id: ProfileID?, _ details: [EventDetail], atMs: Int64,
-                                 eventIndex: inout Int)
+                                 counters: inout BatchCounters)
     {
         let customerUserID = id.flatMap { profiles.profile($0)?.customerUserID }
-        events.append(Event(id: "evt_\(sequence)_\(eventIndex)", cursor: sequence, type: type, profileID: id,
+        events.append(Event(id: "evt_\(sequence)_\(counters.events)", cursor: sequence, type: type, profileID: id,
                             customerUserID: customerUserID, atMs: atMs, details: details))
-        eventIndex += 1
+        counters.events += 1
     }
 
     /// What a profile owns changed without the app doing anything: its cursor moves (`sync`

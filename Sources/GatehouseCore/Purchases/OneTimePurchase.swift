@@ -12,13 +12,21 @@ public struct OneTimePurchase: Sendable, Equatable {
     /// In the store's currency units.
     public let price: Double
     public let environment: StoreEnvironment
+    /// A family member's copy: it entitles, but never grants currency.
+    public let familyShared: Bool
     public var refunded: Bool
+    /// How much of it was refunded while `refunded` (0 … 1): what a refund takes back of its
+    /// currency grant.
+    public var refundedFraction: Double
     public var revoked: Bool
 
     public init(
         store: String, transactionID: String, productID: String, purchasedMs: Int64, price: Double,
-        environment: StoreEnvironment, refunded: Bool = false, revoked: Bool = false
+        environment: StoreEnvironment, refunded: Bool = false, revoked: Bool = false, familyShared: Bool = false,
+        refundedFraction: Double? = nil
     ) {
+        self.refundedFraction = refundedFraction ?? (refunded ? 1 : 0)
+        self.familyShared = familyShared
         self.store = store
         self.transactionID = transactionID
         self.productID = productID
@@ -28,6 +36,9 @@ public struct OneTimePurchase: Sendable, Equatable {
         self.refunded = refunded
         self.revoked = revoked
     }
+
+    /// A store charge above zero.
+    public var isPaid: Bool { price > 0 }
 
     /// Neither refunded nor revoked. Time does not end a one-time purchase.
     public var isLive: Bool { !refunded && !revoked }

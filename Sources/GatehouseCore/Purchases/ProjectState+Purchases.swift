@@ -27,6 +27,8 @@ extension ProjectState {
         public var subscriptions: [Subscription]
         public var purchases: [OneTimePurchase]
         public var entitlements: [EntitlementView]
+        /// Every currency of the config with its balance, in config order.
+        public var balances: [CurrencyBalance]
     }
 
     /// `id` may be an alias: the holdings are the canonical profile's.
@@ -47,7 +49,8 @@ extension ProjectState {
             }
         }
         return Holdings(subscriptions: subscriptions, purchases: oneTime,
-                        entitlements: entitlements.values.sorted { $0.entitlementID < $1.entitlementID })
+                        entitlements: entitlements.values.sorted { $0.entitlementID < $1.entitlementID },
+                        balances: balances(of: id))
     }
 
     // MARK: purchase.report and purchase.restore
@@ -257,7 +260,7 @@ private struct PurchaseDraft {
             let transition = Subscription.purchased(
                 store: transaction.store, originalTransactionID: transaction.originalTransactionID,
                 productID: transaction.productID, term: transaction.term, periodType: transaction.periodType,
-                environment: transaction.environment, atMs: atMs)
+                environment: transaction.environment, atMs: atMs, familyShared: transaction.familyShared)
             let held = HeldSubscription(transition.subscription, owner: firstOwner(transaction, reporter), token: transaction.token)
             store(held, effects: transition.effects)
             madeKnown.insert(key)
@@ -267,15 +270,19 @@ private struct PurchaseDraft {
         // A report the restore setting refuses changes nothing; a restore still takes the term in.
         if outcome == .keptByOther, !isRestoring { return .keptByOther }
         var effects: [SubscriptionEffect] = []
+        // A store's purchase notification of a known subscription is a resubscribe.
+        let resubscribe = reporter == nil
         if held.subscription.term(id: transaction.transactionID) == nil {
             let event: SubscriptionEvent =
-                reporter == nil || transaction.transactionID == transaction.originalTransactionID
+                resubscribe || transaction.transactionID == transaction.originalTransactionID
                 ? .purchase(transaction.term, periodType: transaction.periodType) : .renewal(transaction.term)
             let transition = held.subscription.apply(event, atMs: atMs, gracePeriodMs: state.config.gracePeriodMs)
             held.subscription = transition.subscription
             effects = transition.effects
         }
-        if held != (subscriptions[key] ?? state.purchases.subscription(key)) { store(held, effects: effects) }
+        if held != (subscriptions[key] ?? state.purchases.subscription(key)) {
+            store(held, effects: effects, resubscribe: resubscribe)
+        }
         return outcome
     }
 
@@ -344,9 +351,11 @@ private struct PurchaseDraft {
         case .refund(_, let fraction) where fraction > 0:
             if !held.purchase.refunded { effects = [SubscriptionEffect(.refund)] }
             held.purchase.refunded = true
+            held.purchase.refundedFraction = min(fraction, 1)
         case .refund, .refundReversed:
             if held.purchase.refunded { effects = [SubscriptionEffect(.refundReversed)] }
             held.purchase.refunded = false
+            held.purchase.refundedFraction = 0
         case .revoke:
             if !held.purchase.revoked { effects = [SubscriptionEffect.revokedPurchase] }
             held.purchase.revoked = true
@@ -356,20 +365,124 @@ private struct PurchaseDraft {
         if held != (oneTime[key] ?? state.purchases.oneTimePurchase(key)) || !effects.isEmpty { store(held, effects: effects) }
     }
 
-    private mutating func store(_ held: HeldSubscription, effects: [SubscriptionEffect]) {
+    private mutating func store(_ held: HeldSubscription, effects: [SubscriptionEffect], resubscribe: Bool = false) {
+        let before = (subscriptions[held.key] ?? state.purchases.subscription(held.key))?.subscription
         subscriptions[held.key] = held
         changes.append(.subscriptionStored(held))
         for effect in effects {
             changes.append(.eventRecorded(effect.type, held.owner, Self.details(of: held.subscription, effect)))
         }
+        settleCurrencies(of: held, before: before, resubscribe: resubscribe)
     }
 
     private mutating func store(_ held: HeldPurchase, effects: [SubscriptionEffect]) {
+        let isNew = (oneTime[held.key] ?? state.purchases.oneTimePurchase(held.key)) == nil
         oneTime[held.key] = held
         changes.append(.purchaseStored(held))
         for effect in effects {
             changes.append(.eventRecorded(effect.type, held.owner, Self.details(of: held.purchase, effect)))
         }
+        settleCurrencies(of: held, isNew: isNew)
+    }
+
+    // MARK: Currency grants of paid terms (DESIGN.md, "Virtual currencies")
+
+    private var termGrants: [String: TermGrant] = [:]
+    /// Balances as this request leaves them.
+    private var balances: [ProfileID: [String: Int64]] = [:]
+
+    private func termGrant(_ key: String) -> TermGrant? { termGrants[key] ?? state.currencies.termGrants[key] }
+
+    private func balance(of profile: ProfileID, _ currency: String) -> Int64 {
+        balances[profile]?[currency] ?? state.currencies.balance(of: profile, currency)
+    }
+
+    /// Moves a balance by what fits (0 … max) and answers what moved.
+    private mutating func move(_ profile: ProfileID, _ currency: String, by amount: Int64, _ source: CurrencySource,
+                               ref: String) -> Int64
+    {
+        let before = balance(of: profile, currency)
+        let after = min(max(before + amount, 0), CurrencyLedger.balanceMax)
+        guard after != before else { return 0 }
+        balances[profile, default: [:]][currency] = after
+        changes.append(.balanceChanged(profile, CurrencyMovement(currency: currency, amount: after - before, source: source, ref: ref)))
+        return after - before
+    }
+
+    private mutating func storeGrant(_ grant: TermGrant) {
+        termGrants[grant.term] = grant
+        changes.append(.termGrantStored(grant))
+    }
+
+    /// New paid terms grant; refunds, reversals and revokes settle what the terms granted.
+    private mutating func settleCurrencies(of held: HeldSubscription, before: Subscription?, resubscribe: Bool) {
+        let subscription = held.subscription
+        let known = Set(before?.terms.map(\.transactionID) ?? [])
+        var hadPaidTerm = before?.terms.contains(where: \.isPaid) ?? false
+        let product = state.config.products.first { $0.id == subscription.productID }
+        for term in subscription.terms where !known.contains(term.transactionID) && term.isPaid {
+            let kind: TermKind = resubscribe ? .resubscribe : (hadPaidTerm ? .renewal : .purchase)
+            hadPaidTerm = true
+            guard !subscription.familyShared, let product else { continue }
+            grant(store: subscription.store, transactionID: term.transactionID, purchase: held.key,
+                  grants: kind.grants(of: product), source: kind.source, owner: held.owner)
+        }
+        for term in subscription.terms {
+            let fraction = subscription.status == .revoked ? 1 : term.refundedFraction
+            settleRefund(TermGrant.key(store: subscription.store, transactionID: term.transactionID), fraction: fraction,
+                         revoked: subscription.status == .revoked)
+        }
+    }
+
+    private mutating func settleCurrencies(of held: HeldPurchase, isNew: Bool) {
+        let purchase = held.purchase
+        if isNew, purchase.isPaid, !purchase.familyShared, let product = state.config.products.first(where: { $0.id == purchase.productID }) {
+            grant(store: purchase.store, transactionID: purchase.transactionID, purchase: held.key,
+                  grants: TermKind.purchase.grants(of: product), source: .purchase, owner: held.owner)
+        }
+        let fraction = purchase.revoked ? 1 : (purchase.refunded ? purchase.refundedFraction : 0)
+        settleRefund(TermGrant.key(store: purchase.store, transactionID: purchase.transactionID), fraction: fraction,
+                     revoked: purchase.revoked)
+    }
+
+    /// Rule 2: a term grants once per currency, project-wide; unowned, it waits for its owner.
+    private mutating func grant(store: String, transactionID: String, purchase: PurchaseKey, grants: [CurrencyGrant],
+                                source: CurrencySource, owner: ProfileID?)
+    {
+        let key = TermGrant.key(store: store, transactionID: transactionID)
+        guard termGrant(key) == nil, !grants.isEmpty else { return }
+        let lines = grants.map { grant in
+            let granted = owner.map { move($0, grant.currency, by: grant.amount, source, ref: transactionID) } ?? grant.amount
+            return TermGrant.Line(currency: grant.currency, granted: granted)
+        }
+        storeGrant(TermGrant(term: key, purchase: purchase, profile: owner, lines: lines))
+    }
+
+    /// Rule 4: a term refunded by `fraction` owes back `floor(granted × fraction)` (all of it
+    /// once revoked), taken from the profile it went to (after a merge, the profile it merged
+    /// into) but never more than its balance; a reversal gives back exactly what was taken.
+    private mutating func settleRefund(_ key: String, fraction: Double, revoked: Bool) {
+        guard var grant = termGrant(key) else { return }
+        let receiver = grant.profile.flatMap { state.profiles.canonicalID($0) }
+        let ref = String(key.drop { $0 != ":" }.dropFirst())
+        var changed = false
+        for index in grant.lines.indices {
+            let line = grant.lines[index]
+            let owed = revoked ? line.granted : Int64((Double(line.granted) * min(max(fraction, 0), 1)).rounded(.down))
+            guard owed != line.owedBack else { continue }
+            changed = true
+            if grant.profile != nil, let receiver {
+                if owed > line.owedBack {
+                    let taken = -move(receiver, line.currency, by: -(owed - line.owedBack), revoked ? .revoke : .refund, ref: ref)
+                    grant.lines[index].takenBack += taken
+                } else {
+                    let due = owed == 0 ? line.takenBack : min(line.takenBack, line.owedBack - owed)
+                    grant.lines[index].takenBack -= move(receiver, line.currency, by: due, .refundReversed, ref: ref)
+                }
+            }
+            grant.lines[index].owedBack = owed
+        }
+        if changed { storeGrant(grant) }
     }
 
     /// The batch, with one `TRANSFER` event per profile that lost purchases to `receiver`.

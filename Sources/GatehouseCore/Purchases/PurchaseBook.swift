@@ -225,12 +225,12 @@ public struct PurchaseBook: Sendable {
     }
 
     /// Purchases held unowned under `token` now belong to `profile` (it took that token).
-    /// Answers whether any did.
-    mutating func claim(token: AppAccountToken, for profile: ProfileID) -> Bool {
-        guard let held = unownedByToken[token] else { return false }
+    /// Answers the purchases claimed.
+    mutating func claim(token: AppAccountToken, for profile: ProfileID) -> [PurchaseKey] {
+        guard let held = unownedByToken[token] else { return [] }
         for key in held.subscriptions { reown(subscription: key, to: profile) }
         for key in held.purchases { reown(purchase: key, to: profile) }
-        return true
+        return (held.subscriptions + held.purchases).sorted()
     }
 
     /// Everything `source` owns or was granted moves to `target` (a merge). Of two grants of the

@@ -22,12 +22,15 @@ public struct StoreTransaction: Sendable, Equatable {
     public var currency: String?
     public var periodType: SubscriptionPeriodType
     public var environment: StoreEnvironment
+    /// A family member's copy (no currency grants).
+    public var familyShared: Bool
 
     public init(
         store: String, kind: Kind, transactionID: String, originalTransactionID: String, productID: String,
         purchasedMs: Int64, expiresMs: Int64, token: AppAccountToken?, price: Double, currency: String?,
-        periodType: SubscriptionPeriodType, environment: StoreEnvironment
+        periodType: SubscriptionPeriodType, environment: StoreEnvironment, familyShared: Bool = false
     ) {
+        self.familyShared = familyShared
         self.store = store
         self.kind = kind
         self.transactionID = transactionID
@@ -53,7 +56,7 @@ public struct StoreTransaction: Sendable, Equatable {
 
     var oneTimePurchase: OneTimePurchase {
         OneTimePurchase(store: store, transactionID: transactionID, productID: productID, purchasedMs: purchasedMs,
-                        price: price, environment: environment)
+                        price: price, environment: environment, familyShared: familyShared)
     }
 }
 

@@ -70,6 +70,8 @@ public struct Subscription: Sendable, Equatable {
     public internal(set) var willRenew: Bool
     public internal(set) var periodType: SubscriptionPeriodType
     public let environment: StoreEnvironment
+    /// A family member's copy (App Store family sharing): it entitles, but never grants currency.
+    public let familyShared: Bool
     /// Every known term, ordered by expiry; the last is the current one.
     public internal(set) var terms: [SubscriptionTerm]
     /// The store date of the newest notification seen (applied or found stale).
@@ -101,8 +103,10 @@ public struct Subscription: Sendable, Equatable {
         store: String, originalTransactionID: String, productID: String, status: SubscriptionStatus, expiresMs: Int64,
         graceExpiresMs: Int64?, willRenew: Bool, periodType: SubscriptionPeriodType, environment: StoreEnvironment,
         terms: [SubscriptionTerm], lastEventMs: Int64, statusBeforeRefund: SubscriptionStatus?, statusMs: Int64,
-        willRenewMs: Int64, productMs: Int64, storeGraceExpiresMs: Int64?, refundMarks: [String: RefundMark]
+        willRenewMs: Int64, productMs: Int64, storeGraceExpiresMs: Int64?, refundMarks: [String: RefundMark],
+        familyShared: Bool = false
     ) {
+        self.familyShared = familyShared
         self.store = store
         self.originalTransactionID = originalTransactionID
         self.productID = productID
@@ -131,13 +135,14 @@ public struct Subscription: Sendable, Equatable {
     /// A subscription as its first purchase makes it: active until the term's end.
     public static func purchased(
         store: String, originalTransactionID: String, productID: String, term: SubscriptionTerm,
-        periodType: SubscriptionPeriodType, environment: StoreEnvironment, atMs: Int64
+        periodType: SubscriptionPeriodType, environment: StoreEnvironment, atMs: Int64, familyShared: Bool = false
     ) -> SubscriptionTransition {
         let subscription = Subscription(
             store: store, originalTransactionID: originalTransactionID, productID: productID, status: .active,
             expiresMs: term.expiresMs, graceExpiresMs: nil, willRenew: true, periodType: periodType,
             environment: environment, terms: [term], lastEventMs: atMs, statusBeforeRefund: nil,
-            statusMs: atMs, willRenewMs: atMs, productMs: atMs, storeGraceExpiresMs: nil, refundMarks: [:])
+            statusMs: atMs, willRenewMs: atMs, productMs: atMs, storeGraceExpiresMs: nil, refundMarks: [:],
+            familyShared: familyShared)
         return SubscriptionTransition(subscription: subscription, effects: [SubscriptionEffect(.initialPurchase)])
     }
 }

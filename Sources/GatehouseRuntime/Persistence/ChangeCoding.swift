@@ -18,6 +18,9 @@ enum ChangeCoding {
         case grantStored = 11
         case notificationSeen = 12
         case eventRecorded = 13
+        case balanceChanged = 14
+        case termGrantStored = 15
+        case idempotencyRecorded = 16
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -84,6 +87,17 @@ enum ChangeCoding {
             writer.writeEnum(type)
             writer.writeOptional(id) { ProfileCoding.writeID($1, into: &$0) }
             EventCoding.writeDetails(details, into: &writer)
+        case .balanceChanged(let id, let movement):
+            writer.writeUInt8(Tag.balanceChanged.rawValue)
+            ProfileCoding.writeID(id, into: &writer)
+            CurrencyCoding.write(movement, into: &writer)
+        case .termGrantStored(let grant):
+            writer.writeUInt8(Tag.termGrantStored.rawValue)
+            CurrencyCoding.write(grant, into: &writer)
+        case .idempotencyRecorded(let key, let record):
+            writer.writeUInt8(Tag.idempotencyRecorded.rawValue)
+            writer.writeString(key)
+            CurrencyCoding.write(record, into: &writer)
         }
     }
 
@@ -124,6 +138,12 @@ enum ChangeCoding {
             let type = try reader.readEnum(EventType.self)
             let id = try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }
             return .eventRecorded(type, id, try EventCoding.readDetails(&reader))
+        case .balanceChanged:
+            return .balanceChanged(try ProfileCoding.readID(&reader), try CurrencyCoding.readMovement(&reader))
+        case .termGrantStored:
+            return .termGrantStored(try CurrencyCoding.readGrant(&reader))
+        case .idempotencyRecorded:
+            return .idempotencyRecorded(try reader.readString(), try CurrencyCoding.readRecord(&reader))
         }
     }
 }

@@ -56,6 +56,7 @@ enum PurchaseCoding {
             writeDouble(mark.value.fraction, into: &writer)
             writer.writeVarInt(mark.value.atMs)
         }
+        writer.writeBool(subscription.familyShared)
     }
 
     static func readSubscription(_ reader: inout ByteReader) throws(ByteReaderError) -> HeldSubscription {
@@ -89,12 +90,13 @@ enum PurchaseCoding {
         for (id, mark) in marks {
             guard refundMarks.updateValue(mark, forKey: id) == nil else { throw ByteReaderError.invalid("refund mark \(id) twice", at: reader.offset) }
         }
+        let familyShared = try reader.readBool()
         let subscription = Subscription(
             store: store, originalTransactionID: originalTransactionID, productID: productID, status: status,
             expiresMs: expiresMs, graceExpiresMs: graceExpiresMs, willRenew: willRenew, periodType: periodType,
             environment: environment, terms: terms, lastEventMs: lastEventMs, statusBeforeRefund: statusBeforeRefund,
             statusMs: statusMs, willRenewMs: willRenewMs, productMs: productMs, storeGraceExpiresMs: storeGraceExpiresMs,
-            refundMarks: refundMarks)
+            refundMarks: refundMarks, familyShared: familyShared)
         return HeldSubscription(subscription, owner: owner, token: token)
     }
 
@@ -111,6 +113,8 @@ enum PurchaseCoding {
         writer.writeEnum(purchase.environment)
         writer.writeBool(purchase.refunded)
         writer.writeBool(purchase.revoked)
+        writer.writeBool(purchase.familyShared)
+        writeDouble(purchase.refundedFraction, into: &writer)
     }
 
     static func readPurchase(_ reader: inout ByteReader) throws(ByteReaderError) -> HeldPurchase {
@@ -119,7 +123,7 @@ enum PurchaseCoding {
             store: try reader.readString(), transactionID: try reader.readString(), productID: try reader.readString(),
             purchasedMs: try reader.readVarInt(), price: try readDouble(&reader),
             environment: try reader.readEnum(StoreEnvironment.self), refunded: try reader.readBool(),
-            revoked: try reader.readBool())
+            revoked: try reader.readBool(), familyShared: try reader.readBool(), refundedFraction: try readDouble(&reader))
         return HeldPurchase(purchase, owner: owner, token: token)
     }
 

@@ -75,8 +75,8 @@ enum RuntimeRecord: Equatable {
 /// A whole project state, for snapshots and `projectCreated` records.
 enum StateCoding {
     /// Bumped when the layout below changes; a snapshot of a newer version is refused. Version 2
-    /// added the purchase book after the events (and optional event profile ids); version 1
-    /// bodies are still read, with no purchases.
+    /// added the purchase book and the currency ledger after the events (and optional event
+    /// profile ids); version 1 bodies are still read, with neither.
     static let version: UInt64 = 2
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
@@ -98,6 +98,7 @@ enum StateCoding {
         }
         writer.writeArray(state.events.events) { EventCoding.write($1, into: &$0) }
         PurchaseCoding.write(state.purchases, into: &writer)
+        CurrencyCoding.write(state.currencies, into: &writer)
     }
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
@@ -125,10 +126,11 @@ enum StateCoding {
             try EventCoding.read(&reader, stateVersion: version)
         }
         let purchases = version >= 2 ? try PurchaseCoding.readBook(&reader) : PurchaseBook()
+        let currencies = version >= 2 ? try CurrencyCoding.readLedger(&reader) : CurrencyLedger()
         return ProjectState(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: generations,
                             config: config, sequence: sequence, configCursor: configCursor,
                             profiles: ProfileDirectory(profiles: profiles, aliasTokens: aliasTokens),
-                            events: EventLog(events: events), purchases: purchases)
+                            events: EventLog(events: events), purchases: purchases, currencies: currencies)
     }
 
     static func encode(_ state: ProjectState) -> [UInt8] {

@@ -15,8 +15,7 @@ public enum ProfileDocument {
                 JSONObject.Member(key: $0.originalTransactionID, value: subscription($0))
             })),
             "purchases": .array(holdings.purchases.map(purchase)),
-            // Balances arrive with the currency work (issue 6); until then every balance is 0.
-            "currencies": .object(JSONObject(members: config.currencies.map { JSONObject.Member(key: $0.code, value: 0) })),
+            "currencies": .object(JSONObject(members: holdings.balances.map { JSONObject.Member(key: $0.code, value: .int($0.balance)) })),
             "cursor": .int(Int64(profile.cursor)),
         ]
         if includeAttributes {

@@ -33,7 +33,8 @@ public enum TestStore {
 
     /// A test `transaction` object. `purchased_ms` defaults to `nowMs`, `original_transaction_id`
     /// to `transaction_id`, `price` to 0 (a free term), `period_type` to `normal`, `environment`
-    /// to `sandbox`; a subscription's `expires_ms` is required.
+    /// to `sandbox`, `family_shared` (an addition: a family member's copy, which grants no
+    /// currency) to false; a subscription's `expires_ms` is required.
     public static func transaction(_ fields: Fields, config: ProjectConfig, nowMs: Int64) throws(GatehouseError)
         -> StoreTransaction
     {
@@ -58,7 +59,8 @@ public enum TestStore {
             expiresMs: expiresMs, token: token, price: try price(fields),
             currency: try fields.optionalString("currency", length: 1...16),
             periodType: try fields.optionalEnumeration("period_type", SubscriptionPeriodType.self) ?? .normal,
-            environment: try fields.optionalEnumeration("environment", StoreEnvironment.self) ?? .sandbox)
+            environment: try fields.optionalEnumeration("environment", StoreEnvironment.self) ?? .sandbox,
+            familyShared: try fields.optionalBool("family_shared") ?? false)
     }
 
     /// The test event types and what each carries.

@@ -1,0 +1,117 @@
+// The currency rules of DESIGN.md, "Virtual currencies": backends' transactions here; the
+// grants of paid store terms and their claw-backs are decided with the purchase that carries
+// them (``CurrencyGrants``), in the same batch.
+
+extension ProjectState {
+    /// What `currency.transact` decided and answers.
+    public struct TransactDecision: Sendable, Equatable {
+        /// Empty when the key was answered before (a replay changes nothing).
+        public var batch: ChangeBatch
+        public var profileID: ProfileID
+        public var transactionID: String
+        public var balance: Int64
+        public var replayed: Bool
+    }
+
+    /// Longest idempotency key and reason.
+    public static let idempotencyKeyCharacters = 1...128
+    public static let transactionReasonCharactersMax = 500
+
+    /// Credits (`amount` > 0) or debits a profile's balance, idempotent by `key` in the project:
+    /// the same key with the same profile, currency, amount and reason answers the first result
+    /// again and changes nothing; with anything else, `conflict`. A debit larger than the
+    /// balance is `insufficient_funds` (with the balance) and a credit past the maximum
+    /// `bad_request`; neither changes anything nor uses up the key.
+    public func transact(
+        profile id: ProfileID, currency: String, amount: Int64, key: String, reason: String?, nowMs: Int64
+    ) throws(GatehouseError) -> TransactDecision {
+        let profile = try resolveProfile(id).id
+        try requireCurrency(currency)
+        guard amount != 0, abs(amount) <= CurrencyLedger.balanceMax else {
+            throw .badField("amount", "must be a non-zero integer from -\(CurrencyLedger.balanceMax) to \(CurrencyLedger.balanceMax)")
+        }
+        if let earlier = currencies.idempotency[key] {
+            guard earlier.profile == profile, earlier.currency == currency, earlier.amount == amount, earlier.reason == reason else {
+                throw GatehouseError(.conflict, "idempotency_key \(key) was used for another request")
+            }
+            return TransactDecision(batch: ChangeBatch([], atMs: nowMs), profileID: profile, transactionID: earlier.transactionID,
+                                    balance: earlier.balance, replayed: true)
+        }
+        let balance = currencies.balance(of: profile, currency)
+        let after = balance + amount
+        guard after >= 0 else {
+            throw GatehouseError(.insufficientFunds, "the balance of \(currency) is \(balance)", details: [.balance(balance)])
+        }
+        guard after <= CurrencyLedger.balanceMax else {
+            throw .badField("amount", "the balance would pass \(CurrencyLedger.balanceMax)")
+        }
+        // The batch's only movement: apply names it `vct_<next sequence>_0`.
+        let transactionID = CurrencyLedger.transactionID(sequence: sequence + 1, index: 0)
+        let movement = CurrencyMovement(currency: currency, amount: amount, source: .transaction, ref: key, reason: reason)
+        let record = IdempotencyRecord(profile: profile, currency: currency, amount: amount, reason: reason,
+                                       transactionID: transactionID, balance: after, atMs: nowMs)
+        let batch = ChangeBatch([.balanceChanged(profile, movement), .idempotencyRecorded(key, record)], atMs: nowMs)
+        return TransactDecision(batch: batch, profileID: profile, transactionID: transactionID, balance: after, replayed: false)
+    }
+
+    /// A balance's history, newest first.
+    public func currencyHistory(profile id: ProfileID, currency: String, limit: Int) throws(GatehouseError) -> [CurrencyEntry] {
+        let profile = try resolveProfile(id).id
+        try requireCurrency(currency)
+        return currencies.history(of: profile, currency, limit: limit)
+    }
+
+    /// Every currency of the config with the profile's balance, in config order.
+    public func balances(of id: ProfileID) -> [CurrencyBalance] {
+        let profile = profiles.canonicalID(id) ?? id
+        return config.currencies.map { CurrencyBalance(code: $0.code, balance: currencies.balance(of: profile, $0.code)) }
+    }
+
+    func requireCurrency(_ currency: String) throws(GatehouseError) {
+        guard config.currencies.contains(where: { $0.code == currency }) else {
+            throw .notFound("currency \(currency) in the project's config")
+        }
+    }
+}
+
+/// One currency of a profile document.
+public struct CurrencyBalance: Sendable, Equatable {
+    public var code: String
+    public var balance: Int64
+
+    public init(code: String, balance: Int64) {
+        self.code = code
+        self.balance = balance
+    }
+}
+
+extension CurrencyLedger {
+    /// The id of the `index`-th balance change of the batch numbered `sequence`.
+    public static func transactionID(sequence: UInt64, index: Int) -> String { "vct_\(sequence)_\(index)" }
+}
+
+/// How a new paid term grants (DESIGN.md, "Virtual currencies", rules 1–3 and the triggers).
+public enum TermKind: Sendable, Equatable {
+    /// The first paid term of a subscription (also after a free trial), or a one-time purchase:
+    /// grants `on: purchase` and `both`.
+    case purchase
+    /// A later auto-renewed term: grants `on: renewal` and `both`.
+    case renewal
+    /// A resubscribe after a lapse: `on: purchase` and `both`, and a currency whose grant is
+    /// `on: renewal` gets that instead (never both: one grant per currency per product).
+    case resubscribe
+
+    /// The grants of `product` this kind of term fires, in currency order.
+    public func grants(of product: ProductDefinition) -> [CurrencyGrant] {
+        product.grants.filter { grant in
+            switch self {
+            case .purchase: grant.on.firesOnPurchase
+            case .renewal: grant.on.firesOnRenewal
+            case .resubscribe: true
+            }
+        }.sorted { $0.currency < $1.currency }
+    }
+
+    /// The history's source for its grants.
+    var source: CurrencySource { self == .renewal ? .renewal : .purchase }
+}

@@ -1,0 +1,119 @@
+import GatehouseBase
+import GatehouseCore
+
+/// Balances' histories, term grants and idempotency keys in binary (docs/data-format.md).
+enum CurrencyCoding {
+    static func write(_ movement: CurrencyMovement, into writer: inout ByteWriter) {
+        writer.writeString(movement.currency)
+        writer.writeVarInt(movement.amount)
+        writer.writeEnum(movement.source)
+        writer.writeString(movement.ref)
+        writer.writeOptional(movement.reason) { $0.writeString($1) }
+    }
+
+    static func readMovement(_ reader: inout ByteReader) throws(ByteReaderError) -> CurrencyMovement {
+        CurrencyMovement(
+            currency: try reader.readString(), amount: try reader.readVarInt(), source: try reader.readEnum(CurrencySource.self),
+            ref: try reader.readString(), reason: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
+    }
+
+    static func write(_ grant: TermGrant, into writer: inout ByteWriter) {
+        writer.writeString(grant.term)
+        writer.writeString(grant.purchase.store)
+        writer.writeString(grant.purchase.id)
+        writer.writeOptional(grant.profile) { ProfileCoding.writeID($1, into: &$0) }
+        writer.writeArray(grant.lines) { writer, line in
+            writer.writeString(line.currency)
+            writer.writeVarInt(line.granted)
+            writer.writeVarInt(line.owedBack)
+            writer.writeVarInt(line.takenBack)
+        }
+    }
+
+    static func readGrant(_ reader: inout ByteReader) throws(ByteReaderError) -> TermGrant {
+        TermGrant(
+            term: try reader.readString(), purchase: PurchaseKey(store: try reader.readString(), id: try reader.readString()),
+            profile: try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) },
+            lines: try reader.readArray { reader throws(ByteReaderError) in
+                TermGrant.Line(currency: try reader.readString(), granted: try reader.readVarInt(),
+                               owedBack: try reader.readVarInt(), takenBack: try reader.readVarInt())
+            })
+    }
+
+    static func write(_ record: IdempotencyRecord, into writer: inout ByteWriter) {
+        ProfileCoding.writeID(record.profile, into: &writer)
+        writer.writeString(record.currency)
+        writer.writeVarInt(record.amount)
+        writer.writeOptional(record.reason) { $0.writeString($1) }
+        writer.writeString(record.transactionID)
+        writer.writeVarInt(record.balance)
+        writer.writeVarInt(record.atMs)
+    }
+
+    static func readRecord(_ reader: inout ByteReader) throws(ByteReaderError) -> IdempotencyRecord {
+        IdempotencyRecord(
+            profile: try ProfileCoding.readID(&reader), currency: try reader.readString(), amount: try reader.readVarInt(),
+            reason: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() },
+            transactionID: try reader.readString(), balance: try reader.readVarInt(), atMs: try reader.readVarInt())
+    }
+
+    /// Histories by profile then currency, term grants by term, keys by key: equal ledgers
+    /// write equal bytes. A history is checked as it is read: each entry's balance is the one
+    /// before plus its amount, within 0 … max.
+    static func write(_ ledger: CurrencyLedger, into writer: inout ByteWriter) {
+        let histories = ledger.histories.sorted { $0.key < $1.key }.flatMap { profile in
+            profile.value.sorted { $0.key < $1.key }.map { (profile.key, $0.key, $0.value) }
+        }
+        writer.writeArray(histories) { writer, entry in
+            ProfileCoding.writeID(entry.0, into: &writer)
+            writer.writeString(entry.1)
+            writer.writeArray(entry.2) { writer, item in
+                writer.writeString(item.transactionID)
+                writer.writeVarInt(item.amount)
+                writer.writeVarInt(item.balance)
+                writer.writeEnum(item.source)
+                writer.writeString(item.ref)
+                writer.writeVarInt(item.atMs)
+            }
+        }
+        writer.writeArray(ledger.termGrants.sorted { $0.key < $1.key }) { write($1.value, into: &$0) }
+        writer.writeArray(ledger.idempotency.sorted { $0.key < $1.key }) { writer, entry in
+            writer.writeString(entry.key)
+            write(entry.value, into: &writer)
+        }
+    }
+
+    static func readLedger(_ reader: inout ByteReader) throws(ByteReaderError) -> CurrencyLedger {
+        let start = reader.offset
+        let lists = try reader.readArray { reader throws(ByteReaderError) in
+            let profile = try ProfileCoding.readID(&reader)
+            let currency = try reader.readString()
+            let entries = try reader.readArray { reader throws(ByteReaderError) in
+                CurrencyEntry(transactionID: try reader.readString(), amount: try reader.readVarInt(),
+                              balance: try reader.readVarInt(), source: try reader.readEnum(CurrencySource.self),
+                              ref: try reader.readString(), atMs: try reader.readVarInt())
+            }
+            return (profile, currency, entries)
+        }
+        var histories: [ProfileID: [String: [CurrencyEntry]]] = [:]
+        for (profile, currency, entries) in lists {
+            var balance: Int64 = 0
+            for entry in entries {
+                balance += entry.amount
+                guard entry.balance == balance, (0...CurrencyLedger.balanceMax).contains(balance) else {
+                    throw ByteReaderError.invalid("currency history of \(profile) \(currency)", at: start)
+                }
+            }
+            guard histories[profile]?[currency] == nil else { throw ByteReaderError.invalid("currency history twice", at: start) }
+            histories[profile, default: [:]][currency] = entries
+        }
+        let grants = try reader.readArray { reader throws(ByteReaderError) in try readGrant(&reader) }
+        let keys = try reader.readArray { reader throws(ByteReaderError) in (try reader.readString(), try readRecord(&reader)) }
+        var idempotency: [String: IdempotencyRecord] = [:]
+        for (key, record) in keys { idempotency[key] = record }
+        guard Set(grants.map(\.term)).count == grants.count, idempotency.count == keys.count else {
+            throw ByteReaderError.invalid("currency ledger with a key listed twice", at: start)
+        }
+        return CurrencyLedger(histories: histories, termGrants: grants, idempotency: idempotency)
+    }
+}

@@ -1,0 +1,32 @@
+public import GatehouseCore
+
+/// What `currency.transact` answers.
+public struct TransactOutcome: Sendable {
+    public var transactionID: String
+    public var balance: Int64
+    /// The key was answered before: nothing changed.
+    public var replayed: Bool
+}
+
+/// Currency ops, inside the project's actor: decide (pure rules in GatehouseCore), log, apply.
+extension Project {
+    public func transact(_ lookup: ProfileLookup, currency: String, amount: Int64, key: String, reason: String?)
+        throws(GatehouseError) -> Committed<TransactOutcome>
+    {
+        let profile = try resolve(lookup)
+        let decision = try currentState.transact(profile: profile.id, currency: currency, amount: amount, key: key,
+                                                 reason: reason, nowMs: nowMs)
+        // A replay answers once the first answer's change is durable (it may still be in flight).
+        let lsn = try commitIfAny(decision.batch)
+        return Committed(TransactOutcome(transactionID: decision.transactionID, balance: decision.balance,
+                                         replayed: decision.replayed), lsn: lsn)
+    }
+
+    public func currencyHistory(_ lookup: ProfileLookup, currency: String, limit: Int) throws(GatehouseError)
+        -> Committed<[CurrencyEntry]>
+    {
+        let profile = try resolve(lookup)
+        return Committed(try currentState.currencyHistory(profile: profile.id, currency: currency, limit: limit),
+                         lsn: lastCommittedLSN)
+    }
+}

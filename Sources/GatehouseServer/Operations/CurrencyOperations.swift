@@ -1,0 +1,49 @@
+import GatehouseCore
+import GatehouseRuntime
+import GatehouseWire
+
+/// Virtual currencies (PROTOCOL.md, "Virtual currencies"): backends credit, debit and read
+/// histories; SDKs read balances in the profile document.
+enum CurrencyOperations {
+    static let all: [Operation] = [transact, history]
+
+    static let transact = Operation(name: "currency.transact", roles: [.server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let lookup = try profileLookup(fields)
+        let currency = try fields.string("currency")
+        let amount = try fields.int("amount", in: -CurrencyLedger.balanceMax...CurrencyLedger.balanceMax)
+        guard amount != 0 else { throw GatehouseError.badField("amount", "must not be 0 (credit > 0, debit < 0)") }
+        let key = try fields.string("idempotency_key", length: ProjectState.idempotencyKeyCharacters)
+        let reason = try fields.optionalString("reason", length: 1...ProjectState.transactionReasonCharactersMax)
+        let outcome = try await context.project.transact(lookup, currency: currency, amount: amount, key: key, reason: reason)
+        return Reply(["balance": .int(outcome.value.balance), "transaction_id": .string(outcome.value.transactionID)],
+                     after: outcome.lsn)
+    })
+
+    static let history = Operation(name: "currency.history", roles: [.server], body: .async { context throws(GatehouseError) in
+        let fields = context.fields
+        let lookup = try profileLookup(fields)
+        let currency = try fields.string("currency")
+        let limit = try fields.optionalInt("limit", in: 1...1000) ?? 100
+        let entries = try await context.project.currencyHistory(lookup, currency: currency, limit: Int(limit))
+        return Reply(["entries": .array(entries.value.map(entry))], after: entries.lsn)
+    })
+
+    /// `profile_id`, or for a backend `customer_user_id` instead.
+    static func profileLookup(_ fields: Fields) throws(GatehouseError) -> ProfileLookup {
+        if fields.has("profile_id") { return .id(try ProfileOperations.profileID(fields)) }
+        if fields.has("customer_user_id") { return .customerUserID(try fields.string("customer_user_id")) }
+        throw GatehouseError.badField("profile_id", "is required (or customer_user_id)")
+    }
+
+    static func entry(_ entry: CurrencyEntry) -> JSONValue {
+        [
+            "transaction_id": .string(entry.transactionID),
+            "amount": .int(entry.amount),
+            "balance": .int(entry.balance),
+            "source": .string(entry.source.rawValue),
+            "ref": .string(entry.ref),
+            "at_ms": .int(entry.atMs),
+        ]
+    }
+}
