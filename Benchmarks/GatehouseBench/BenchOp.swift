@@ -81,6 +81,13 @@ struct BenchOp: Sendable {
                 request: #"{"op":"project.create","project":"{bench_project}-b{n}"}"#,
                 about: "a durable write creating tenant <bench project>-b<n>; deleted at the end with --connect",
                 leftovers: .createdProjects),
+        BenchOp(name: "currency.transact", key: .secretKey,
+                request: #"{"op":"currency.transact","profile_id":{profile_id},"currency":"COINS","amount":1,"idempotency_key":"k{n}"}"#,
+                about: "a durable write: credits 1 COINS to the connection's profile under a new idempotency key",
+                setup: { session throws(BenchFailure) in
+                    let document = try session.call(["op": "profile.create"])
+                    return ["profile_id": document["profile"]?.objectValue?["profile_id"] ?? .null]
+                }),
         // `{n}` three times: our generator fills every one, lineload only the first.
         BenchOp(name: "store.notify", key: .secretKey,
                 request: #"{"op":"store.notify","store":"test","event":{"notification_id":"n{n}","type":"purchase","original_transaction_id":"t{n}","transaction_id":"t{n}","product_id":"pro_monthly","expires_ms":4102444800000,"price":9.99}}"#,

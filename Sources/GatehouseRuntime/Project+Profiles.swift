@@ -103,3 +103,11 @@ extension Project {
                            config: currentState.config, nowMs: now)
     }
 }
+
+extension Project {
+    /// The config a profile's `offerings` answer is built from (the profile must exist here).
+    public func offerings(for id: ProfileID) throws(GatehouseError) -> Committed<ProjectConfig> {
+        _ = try currentState.resolveProfile(id)
+        return Committed(currentState.config, lsn: lastCommittedLSN)
+    }
+}

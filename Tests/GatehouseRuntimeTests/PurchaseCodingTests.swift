@@ -22,14 +22,16 @@ enum PurchaseFixtures {
         storeGraceExpiresMs: 300,
         refundMarks: ["t2": .init(fraction: 0.5, atMs: 150), "t0": .init(fraction: 1, atMs: 140)])
 
+    /// Half refunded.
     static let ownedPurchase = HeldPurchase(
         OneTimePurchase(store: "test", transactionID: "tx", productID: "lifetime", purchasedMs: 50, price: 1.5,
-                        environment: .production, refunded: true),
+                        environment: .production, refunded: true, refundedFraction: 0.5),
         owner: profile, token: nil)
 
+    /// A family member's copy, revoked.
     static let unownedPurchase = HeldPurchase(
         OneTimePurchase(store: "test", transactionID: "ty", productID: "coins", purchasedMs: -1, price: 0,
-                        environment: .sandbox, revoked: true),
+                        environment: .sandbox, revoked: true, familyShared: true),
         owner: nil, token: token)
 
     /// One detail of every kind.
@@ -109,6 +111,7 @@ enum PurchaseFixtures {
             + "f001" + "dc01" + "00"  // status 120 ms, will renew 110 ms, product 0 ms
             + "01" + "d804"  // the store's grace expiry 300 ms
             + "02" + Self.str("t0") + Self.one + "9802" + Self.str("t2") + Self.half + "ac02"  // marks by transaction id
+            + "00"  // not family shared
         try Self.expectGolden(.subscriptionStored(held), golden)
     }
 
@@ -116,24 +119,28 @@ enum PurchaseFixtures {
         let subscription = Subscription(
             store: "test", originalTransactionID: "o", productID: "m", status: .active, expiresMs: 1, graceExpiresMs: nil,
             willRenew: true, periodType: .normal, environment: .production, terms: [], lastEventMs: 0,
-            statusBeforeRefund: nil, statusMs: 0, willRenewMs: 0, productMs: 0, storeGraceExpiresMs: nil, refundMarks: [:])
-        // No owner, no token, expires 1 ms, no grace, renews, no terms, every date 0, no marks.
+            statusBeforeRefund: nil, statusMs: 0, willRenewMs: 0, productMs: 0, storeGraceExpiresMs: nil, refundMarks: [:],
+            familyShared: true)
+        // No owner, no token, expires 1 ms, no grace, renews, no terms, every date 0, no marks,
+        // family shared.
         let golden = "09" + "00" + "00" + Self.str("test") + Self.str("o") + Self.str("m") + Self.str("active") + "02" + "00"
-            + "01" + Self.str("normal") + Self.str("production") + "00" + "00" + "00" + "00" + "00" + "00" + "00" + "00"
+            + "01" + Self.str("normal") + Self.str("production") + "00" + "00" + "00" + "00" + "00" + "00" + "00" + "00" + "01"
         try Self.expectGolden(.subscriptionStored(HeldSubscription(subscription, owner: nil, token: nil)), golden)
     }
 
     @Test func purchaseStoredRecordOwned() throws {
         let golden = "0a" + "01" + Self.profileHex + "00"
             + Self.str("test") + Self.str("tx") + Self.str("lifetime") + "64" + Self.oneAndAHalf + Self.str("production")
-            + "01" + "00"  // refunded, not revoked
+            + "01" + "00" + "00"  // refunded, not revoked, not family shared
+            + Self.half  // refunded fraction
         try Self.expectGolden(.purchaseStored(F.ownedPurchase), golden)
     }
 
     @Test func purchaseStoredRecordUnownedWithAToken() throws {
         let golden = "0a" + "00" + "01" + Self.tokenHex
             + Self.str("test") + Self.str("ty") + Self.str("coins") + "01" + Self.zero + Self.str("sandbox")
-            + "00" + "01"  // not refunded, revoked
+            + "00" + "01" + "01"  // not refunded, revoked, family shared
+            + Self.zero  // refunded fraction
         try Self.expectGolden(.purchaseStored(F.unownedPurchase), golden)
     }
 
@@ -189,8 +196,13 @@ enum PurchaseFixtures {
         #expect(throws: Never.self) { try RuntimeRecord(WALRecord(kind: 16, payload: known)) }
     }
 
+    /// Tags 1–16 are known (14–16 came with currencies); the fields after each tag here are a
+    /// well-formed `notification seen`, so only the tag is wrong.
     @Test func unknownChangeTagIsRefused() {
-        for tag in ["00", "0e", "0f", "ff"] { Self.refuses(tag + Self.str("app_store") + Self.str("n-1")) }
+        let fields = Self.str("app_store") + Self.str("n-1")
+        for tag in ["00", "11", "12", "80", "ff"] { Self.refuses(tag + fields) }
+        let known = Hex.decode(Self.prefix + "0c" + fields)!
+        #expect(throws: Never.self) { try RuntimeRecord(WALRecord(kind: 16, payload: known)) }
     }
 
     @Test func damagedFieldsAreRefused() {
@@ -198,10 +210,25 @@ enum PurchaseFixtures {
         Self.refuses("0d" + Self.str("TRANSFER") + "00" + "01" + Self.str("b") + "05" + "02")
         // An unknown event type, subscription status and environment.
         Self.refuses("0d" + Self.str("NOPE") + "00" + "00")
-        Self.refuses("09" + "00" + "00" + Self.str("test") + Self.str("o") + Self.str("m") + Self.str("frozen") + "02" + "00"
-            + "01" + Self.str("normal") + Self.str("production") + "00" + "00" + "00" + "00" + "00" + "00" + "00" + "00")
-        Self.refuses("0a" + "00" + "00" + Self.str("test") + Self.str("ty") + Self.str("coins") + "01" + Self.zero
-            + Self.str("staging") + "00" + "00")
+        func subscription(status: String, familyShared: String) -> String {
+            "09" + "00" + "00" + Self.str("test") + Self.str("o") + Self.str("m") + Self.str(status) + "02" + "00"
+                + "01" + Self.str("normal") + Self.str("production") + "00" + "00" + "00" + "00" + "00" + "00" + "00" + "00"
+                + familyShared
+        }
+        func purchase(environment: String, familyShared: String) -> String {
+            "0a" + "00" + "00" + Self.str("test") + Self.str("ty") + Self.str("coins") + "01" + Self.zero
+                + Self.str(environment) + "00" + "00" + familyShared + Self.zero
+        }
+        Self.refuses(subscription(status: "frozen", familyShared: "00"))
+        Self.refuses(purchase(environment: "staging", familyShared: "00"))
+        // A family-shared flag that is neither 0 nor 1.
+        Self.refuses(subscription(status: "active", familyShared: "02"))
+        Self.refuses(purchase(environment: "sandbox", familyShared: "02"))
+        // The same bytes with every field known read.
+        for known in [subscription(status: "active", familyShared: "01"), purchase(environment: "sandbox", familyShared: "01")] {
+            let bytes = Hex.decode(Self.prefix + known)!
+            #expect(throws: Never.self) { try RuntimeRecord(WALRecord(kind: 16, payload: bytes)) }
+        }
         // A presence byte that is neither 0 nor 1 (the grant's expiry).
         Self.refuses("0b" + Self.profileHex + Self.str("pro") + "14" + "02" + "28" + "00" + "00")
     }
@@ -364,23 +391,29 @@ enum PurchaseFixtures {
         }
     }
 
-    /// A book listing one subscription twice can only come from a damaged or hand-made file.
-    /// Today it is read with the later entry winning, and the rebuilt timer queue keeps the
-    /// earlier entry's deadline on top: `nextDeadlineMs` names a moment at which nothing is due.
+    /// A book listing one subscription twice can only come from a damaged or hand-made file;
+    /// read with the later entry winning, the rebuilt timer queue would keep the earlier entry's
+    /// deadline on top (`nextDeadlineMs` naming a moment at which nothing is due).
     @Test func aBookListingASubscriptionTwiceIsRefused() throws {
-        func held(_ status: SubscriptionStatus) -> HeldSubscription {
+        func held(_ id: String, _ status: SubscriptionStatus) -> HeldSubscription {
             HeldSubscription(Subscription(
-                store: "test", originalTransactionID: "o", productID: "m", status: status, expiresMs: 100, graceExpiresMs: nil,
+                store: "test", originalTransactionID: id, productID: "m", status: status, expiresMs: 100, graceExpiresMs: nil,
                 willRenew: true, periodType: .normal, environment: .sandbox, terms: [], lastEventMs: 0, statusBeforeRefund: nil,
                 statusMs: 0, willRenewMs: 0, productMs: 0, storeGraceExpiresMs: nil, refundMarks: [:]), owner: nil, token: nil)
         }
-        var book = ByteWriter()
-        book.writeArray([held(.active), held(.expired)]) { PurchaseCoding.write($1, into: &$0) }
-        book.writeArray([UInt8]()) { $0.writeUInt8($1) }
-        book.writeArray([UInt8]()) { $0.writeUInt8($1) }
-        book.writeArray([UInt8]()) { $0.writeUInt8($1) }
-        let body = StateCoding.encode(RecordGoldenBytes.state).dropLast(4) + book.bytes
-        #expect(throws: ByteReaderError.self) { try StateCoding.decode(Array(body)) }
+        /// The golden state's body with its empty book (five arrays) and empty ledger (three)
+        /// replaced by a book holding `subscriptions` and the empty ledger.
+        func body(_ subscriptions: [HeldSubscription]) -> [UInt8] {
+            var tail = ByteWriter()
+            tail.writeArray(subscriptions) { PurchaseCoding.write($1, into: &$0) }
+            for _ in 0..<4 { tail.writeArray([UInt8]()) { $0.writeUInt8($1) } }
+            CurrencyCoding.write(CurrencyLedger(), into: &tail)
+            return Array(StateCoding.encode(RecordGoldenBytes.state).dropLast(8)) + tail.bytes
+        }
+        #expect(throws: ByteReaderError.self) { try StateCoding.decode(body([held("o", .active), held("o", .expired)])) }
+        // Two different subscriptions in the same bytes read.
+        let decoded = try StateCoding.decode(body([held("o", .active), held("p", .expired)]))
+        #expect(decoded.purchases.subscriptions.count == 2)
     }
 
     @Test func trailingBytesAfterThePurchaseBookAreRefused() throws {

@@ -144,14 +144,21 @@ import Testing
         #expect(Self.hex(merged.payload) == "05" + "00" + "01" + "06" + String(repeating: "0102030405060708090a0b0c0d0e0f10111213", count: 2))
     }
 
+    /// The empty purchase book: subscriptions, one-time purchases, grants, seen notification ids,
+    /// former sources (five empty arrays).
+    static let emptyBook = "00" + "00" + "00" + "00" + "00"
+    /// The empty currency ledger: histories, term grants, idempotency keys (three empty arrays).
+    static let emptyLedger = "00" + "00" + "00"
+
     /// State version 2: incarnation 1, version 2, the fields, no events, then an empty purchase
-    /// book (subscriptions, one-time purchases, grants, seen notification ids: four empty arrays).
+    /// book and an empty currency ledger.
     static let goldenCreated = "01020461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
         + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00"
-        + "00" + "00" + "00" + "00" + "00"
+        + emptyBook + emptyLedger
 
-    /// The same record as state version 1 wrote it (before purchases): no purchase book.
+    /// The same record as state version 1 wrote it (before purchases): no purchase book, no
+    /// currency ledger.
     static let goldenCreatedVersion1 = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
         + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
@@ -166,7 +173,10 @@ import Testing
         #expect(state.purchases.subscriptions.isEmpty && state.purchases.oneTimePurchases.isEmpty)
         #expect(state.purchases.grants.isEmpty && state.purchases.seenNotifications.isEmpty)
         #expect(state.purchases.nextDeadlineMs == nil)
-        // Written again, it is the version 2 record.
+        #expect(state.currencies == CurrencyLedger())
+        #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
+        #expect(state.currencies.idempotency.isEmpty)
+        // Written again, it is the version 2 record: the empty book and ledger appended.
         #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreated)
     }
 
@@ -186,10 +196,11 @@ import Testing
                              details: [EventDetail("merged_from", .profiles([profile]))])
         #expect(state.events.events == [expected])
         #expect(state.purchases == PurchaseBook())
-        // Version 2 writes the id as an optional, then the empty book.
+        #expect(state.currencies == CurrencyLedger())
+        // Version 2 writes the id as an optional, then the empty book and the empty ledger.
         let event2 = "076576745f335f30" + "03" + "10" + Hex.encode(Array("SUBSCRIBER_ALIAS".utf8)) + "01" + id + "00" + "08"
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
-        #expect(Self.hex(StateCoding.encode(state)) == "02" + fields + "01" + event2 + "0000000000")
+        #expect(Self.hex(StateCoding.encode(state)) == "02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
@@ -200,8 +211,19 @@ import Testing
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
     }
 
+    /// A version 1 body ends after the events: a book (or a book and a ledger) after them is
+    /// trailing bytes, not read as version 2 parts.
     @Test func version1BodyFollowedByABookIsRefused() throws {
-        let bytes = try #require(Hex.decode(Self.goldenCreatedVersion1 + "0000000000"))
-        #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
+        for tail in [Self.emptyBook, Self.emptyBook + Self.emptyLedger] {
+            let bytes = try #require(Hex.decode(Self.goldenCreatedVersion1 + tail))
+            #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
+        }
+    }
+
+    /// A version 2 body must carry both: one that ends after the purchase book is cut short.
+    @Test func version2BodyWithoutTheLedgerIsRefused() throws {
+        let bytes = try #require(Hex.decode(Self.goldenCreated))
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: Array(bytes.dropLast(3)))) }
+        #expect(throws: Never.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
     }
 }

@@ -94,6 +94,9 @@ public struct TermGrant: Sendable, Equatable {
     }
 
     public static func key(store: String, transactionID: String) -> String { "\(store):\(transactionID)" }
+
+    /// The term's store transaction id: the `ref` of the history entries its grant makes.
+    var transactionID: String { String(term.drop { $0 != ":" }.dropFirst()) }
 }
 
 /// What `currency.transact` remembers of a key: the request it answered and its answer.

@@ -27,11 +27,13 @@ extension ProjectState {
     ) throws(GatehouseError) -> TransactDecision {
         let profile = try resolveProfile(id).id
         try requireCurrency(currency)
-        guard amount != 0, abs(amount) <= CurrencyLedger.balanceMax else {
+        guard amount != 0, (-CurrencyLedger.balanceMax...CurrencyLedger.balanceMax).contains(amount) else {
             throw .badField("amount", "must be a non-zero integer from -\(CurrencyLedger.balanceMax) to \(CurrencyLedger.balanceMax)")
         }
         if let earlier = currencies.idempotency[key] {
-            guard earlier.profile == profile, earlier.currency == currency, earlier.amount == amount, earlier.reason == reason else {
+            // The first request's profile may since have merged into another: compare what it is now.
+            let earlierProfile = profiles.canonicalID(earlier.profile) ?? earlier.profile
+            guard earlierProfile == profile, earlier.currency == currency, earlier.amount == amount, earlier.reason == reason else {
                 throw GatehouseError(.conflict, "idempotency_key \(key) was used for another request")
             }
             return TransactDecision(batch: ChangeBatch([], atMs: nowMs), profileID: profile, transactionID: earlier.transactionID,

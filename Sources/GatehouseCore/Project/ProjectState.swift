@@ -250,7 +250,7 @@ public struct ProjectState: Sendable, Equatable {
                 for index in grant.lines.indices {
                     let line = grant.lines[index]
                     move(CurrencyMovement(currency: line.currency, amount: line.granted - line.owedBack,
-                                          source: .purchase, ref: grant.term), for: owner, atMs: atMs, counters: &counters)
+                                          source: .purchase, ref: grant.transactionID), for: owner, atMs: atMs, counters: &counters)
                     grant.lines[index].takenBack = line.owedBack
                 }
                 grant.profile = owner

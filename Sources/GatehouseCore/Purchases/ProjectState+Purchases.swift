@@ -473,7 +473,10 @@ private struct PurchaseDraft {
             changed = true
             if grant.profile != nil, let receiver {
                 if owed > line.owedBack {
-                    let taken = -move(receiver, line.currency, by: -(owed - line.owedBack), revoked ? .revoke : .refund, ref: ref)
+                    // Never past what the term granted: what a reversal could not give back (the
+                    // balance was at the maximum) still counts as taken.
+                    let due = min(owed - line.owedBack, owed - line.takenBack)
+                    let taken = due > 0 ? -move(receiver, line.currency, by: -due, revoked ? .revoke : .refund, ref: ref) : 0
                     grant.lines[index].takenBack += taken
                 } else {
                     let due = owed == 0 ? line.takenBack : min(line.takenBack, line.owedBack - owed)

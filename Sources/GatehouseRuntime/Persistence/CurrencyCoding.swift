@@ -11,10 +11,17 @@ enum CurrencyCoding {
         writer.writeOptional(movement.reason) { $0.writeString($1) }
     }
 
+    /// An amount no rule could decide (0, or beyond what a balance can hold) is damage.
     static func readMovement(_ reader: inout ByteReader) throws(ByteReaderError) -> CurrencyMovement {
-        CurrencyMovement(
-            currency: try reader.readString(), amount: try reader.readVarInt(), source: try reader.readEnum(CurrencySource.self),
-            ref: try reader.readString(), reason: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
+        let currency = try reader.readString()
+        let amountOffset = reader.offset
+        let amount = try reader.readVarInt()
+        guard amount != 0, (-CurrencyLedger.balanceMax...CurrencyLedger.balanceMax).contains(amount) else {
+            throw ByteReaderError.invalid("currency amount \(amount)", at: amountOffset)
+        }
+        return CurrencyMovement(
+            currency: currency, amount: amount, source: try reader.readEnum(CurrencySource.self), ref: try reader.readString(),
+            reason: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
     }
 
     static func write(_ grant: TermGrant, into writer: inout ByteWriter) {
@@ -97,13 +104,16 @@ enum CurrencyCoding {
         }
         var histories: [ProfileID: [String: [CurrencyEntry]]] = [:]
         for (profile, currency, entries) in lists {
+            // Each entry moves the balance by its non-zero amount, within 0 … max; no history is empty.
             var balance: Int64 = 0
             for entry in entries {
-                balance += entry.amount
-                guard entry.balance == balance, (0...CurrencyLedger.balanceMax).contains(balance) else {
+                let (sum, overflow) = balance.addingReportingOverflow(entry.amount)
+                guard !overflow, entry.amount != 0, entry.balance == sum, (0...CurrencyLedger.balanceMax).contains(sum) else {
                     throw ByteReaderError.invalid("currency history of \(profile) \(currency)", at: start)
                 }
+                balance = sum
             }
+            guard !entries.isEmpty else { throw ByteReaderError.invalid("empty currency history", at: start) }
             guard histories[profile]?[currency] == nil else { throw ByteReaderError.invalid("currency history twice", at: start) }
             histories[profile, default: [:]][currency] = entries
         }

@@ -52,5 +52,5 @@ struct OperationContext: Sendable {
 enum Operations {
     /// Every op this server answers.
     static let all: [Operation] = SessionOperations.all + AdminOperations.all + ConfigOperations.all + ProfileOperations.all
-        + PurchaseOperations.all + CurrencyOperations.all
+        + PurchaseOperations.all + CurrencyOperations.all + SyncOperations.all
 }
