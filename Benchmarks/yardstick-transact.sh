@@ -1,0 +1,22 @@
+#!/bin/bash
+# Redis INCR (appendfsync always) against Gatehouse currency.transact (fsync always), with
+# lineload (cc -O2 -o /tmp/lineload ../shared/bench/lineload.c), 50 connections, pipeline 1 and 16.
+set -u
+# Run from the repository after `swift build -c release`; B may point elsewhere.
+B=${B:-.build/release}
+KEY=ak_yardstick_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+rm -rf /tmp/redis-yard /tmp/gh-yard; mkdir -p /tmp/redis-yard
+timeout 120 redis-server --port 6399 --bind 127.0.0.1 --appendonly yes --appendfsync always --save '' --dir /tmp/redis-yard >/dev/null 2>&1 &
+pid=$!; sleep 1
+for P in 1 16; do echo "redis INCR always P=$P"; /tmp/lineload -h 127.0.0.1 -p 6399 -c 50 -P $P -d 5 -r 'INCR k' 2>&1 | tail -2; done
+kill $pid; wait $pid 2>/dev/null; rm -rf /tmp/redis-yard
+timeout 120 $B/gatehouse serve --data-dir /tmp/gh-yard --listen 127.0.0.1:7431 --admin-key $KEY --fsync always --log-level warning >/dev/null 2>&1 &
+pid=$!; sleep 1
+OUT=$($B/gatehouse call --connect 127.0.0.1:7431 --key $KEY '{"op":"project.create","project":"yard"}')
+SECRET=$(echo "$OUT" | python3 -c 'import sys,json; print(json.loads(sys.stdin.readline())["keys"]["secret"])')
+$B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET '{"op":"config.put","config":{"currencies":[{"code":"COINS"}]}}' >/dev/null
+PID=$($B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET '{"op":"profile.create"}' | python3 -c 'import sys,json; print(json.loads(sys.stdin.readline())["profile"]["profile_id"])')
+for P in 1 16; do echo "gatehouse currency.transact always P=$P"; /tmp/lineload -h 127.0.0.1 -p 7431 -c 50 -P $P -d 5 -s "{\"op\":\"hello\",\"key\":\"$SECRET\"}" -r "{\"op\":\"currency.transact\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"amount\":1,\"idempotency_key\":\"p$P-{n}\"}" 2>&1 | tail -2; done
+$B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET "{\"op\":\"profile.get\",\"profile_id\":\"$PID\"}" | cut -c1-80
+$B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET "{\"op\":\"currency.history\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"limit\":1}" | cut -c1-200
+kill $pid; wait $pid 2>/dev/null; rm -rf /tmp/gh-yard
