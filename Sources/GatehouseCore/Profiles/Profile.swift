@@ -12,8 +12,14 @@ public struct Profile: Sendable, Equatable {
     public let createdMs: Int64
     /// The last time the app changed something about this profile.
     public var lastSeenMs: Int64
+    /// The project sequence number of the last change of each part `sync` reports.
+    public var cursors: SyncCursors
+
     /// The project sequence number of the last change `sync` reports for this profile.
-    public var cursor: UInt64
+    public var cursor: UInt64 {
+        get { cursors.latest }
+        set { cursors = SyncCursors(all: newValue) }
+    }
 
     public init(
         id: ProfileID, customerUserID: String?, token: AppAccountToken, aliases: [ProfileID] = [],
@@ -26,10 +32,58 @@ public struct Profile: Sendable, Equatable {
         self.attributes = attributes
         self.createdMs = createdMs
         self.lastSeenMs = lastSeenMs
-        self.cursor = cursor
+        self.cursors = SyncCursors(all: cursor)
     }
 
     public var isAnonymous: Bool { customerUserID == nil }
+}
+
+/// What `sync` names in `changed` (PROTOCOL.md, "Sync and push"), in its order.
+public enum SyncPart: String, Sendable, CaseIterable {
+    case identity
+    case entitlements
+    case currencies
+    case purchases
+    case offerings
+}
+
+/// Per part of a profile that `sync` reports, the sequence number of its last change.
+/// (`offerings` is the project's config cursor.)
+public struct SyncCursors: Sendable, Equatable {
+    public var identity: UInt64
+    public var entitlements: UInt64
+    public var currencies: UInt64
+    public var purchases: UInt64
+
+    public init(identity: UInt64, entitlements: UInt64, currencies: UInt64, purchases: UInt64) {
+        self.identity = identity
+        self.entitlements = entitlements
+        self.currencies = currencies
+        self.purchases = purchases
+    }
+
+    public init(all cursor: UInt64) {
+        self.init(identity: cursor, entitlements: cursor, currencies: cursor, purchases: cursor)
+    }
+
+    public var latest: UInt64 { max(identity, entitlements, currencies, purchases) }
+
+    /// The parts changed after `cursor`, in ``SyncPart`` order (without `offerings`).
+    public func changed(after cursor: UInt64) -> [SyncPart] {
+        var parts: [SyncPart] = []
+        if identity > cursor { parts.append(.identity) }
+        if entitlements > cursor { parts.append(.entitlements) }
+        if currencies > cursor { parts.append(.currencies) }
+        if purchases > cursor { parts.append(.purchases) }
+        return parts
+    }
+
+    mutating func mark(_ parts: Set<SyncPart>, at sequence: UInt64) {
+        if parts.contains(.identity) { identity = sequence }
+        if parts.contains(.entitlements) { entitlements = sequence }
+        if parts.contains(.currencies) { currencies = sequence }
+        if parts.contains(.purchases) { purchases = sequence }
+    }
 }
 
 /// The limits on profile data (DESIGN.md).

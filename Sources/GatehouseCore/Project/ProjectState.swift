@@ -125,22 +125,66 @@ public struct ProjectState: Sendable, Equatable {
         }
     }
 
+    /// What one applied batch changed that others watch: the profiles whose `sync`-visible parts
+    /// moved (their cursor is now the batch's number), the profiles that are gone (deleted or
+    /// merged away), and whether the config changed (every profile's `offerings`).
+    public struct BatchEffects: Sendable, Equatable {
+        public var changedProfiles: [ProfileID] = []
+        public var removedProfiles: [ProfileID] = []
+        public var configChanged = false
+    }
+
     /// Applies a batch already decided by a rule; cannot fail, so the log and memory never
-    /// disagree. Profiles whose `sync`-visible data changed take the batch's number as cursor.
-    public mutating func apply(_ batch: ChangeBatch) {
+    /// disagree. Each part of a profile that `sync` reports (identity, entitlements, currencies,
+    /// purchases) takes the batch's number when it changed.
+    @discardableResult
+    public mutating func apply(_ batch: ChangeBatch) -> BatchEffects {
         sequence += 1
         var counters = BatchCounters()
         for change in batch.changes {
             apply(change, atMs: batch.atMs, counters: &counters)
         }
+        // Entitlements changed exactly when what a document shows of them did.
+        for (id, before) in counters.entitlementsBefore.sorted(by: { $0.key < $1.key })
+        where profiles.profile(id)?.id == id && entitlementViews(of: id, nowMs: batch.atMs) != before {
+            mark(id, [.entitlements], counters: &counters)
+        }
         events.prune(nowMs: batch.atMs)
         purchases.dropStaleDeadlines()
+        return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
+                            configChanged: counters.configChanged)
     }
 
-    /// The numbers the events and balance changes of one batch take, in order.
+    /// What one batch has numbered and touched so far.
     struct BatchCounters {
         var events = 0
         var movements = 0
+        /// The entitlements of profiles a change may affect, as they were before it.
+        var entitlementsBefore: [ProfileID: [EntitlementView]] = [:]
+        var changed: Set<ProfileID> = []
+        var removed: Set<ProfileID> = []
+        var configChanged = false
+    }
+
+    /// Remembers a profile's entitlements before the first change of the batch that may move them.
+    private func noteEntitlements(of ids: [ProfileID?], atMs: Int64, counters: inout BatchCounters) {
+        for case let id? in ids where counters.entitlementsBefore[id] == nil && profiles.profile(id)?.id == id {
+            counters.entitlementsBefore[id] = entitlementViews(of: id, nowMs: atMs)
+        }
+    }
+
+    /// The moment an item with `deadline` was last live, if that is before `atMs`.
+    private static func justBefore(_ deadline: Int64?, _ atMs: Int64) -> Int64 {
+        guard let deadline else { return atMs }
+        return min(atMs, deadline - 1)
+    }
+
+    /// Marks parts of a profile changed by this batch.
+    private mutating func mark(_ id: ProfileID?, _ parts: Set<SyncPart>, counters: inout BatchCounters) {
+        guard let id, profiles.profile(id)?.id == id else { return }
+        let sequence = self.sequence
+        profiles.update(id) { $0.cursors.mark(parts, at: sequence) }
+        counters.changed.insert(id)
     }
 
     private mutating func apply(_ change: Change, atMs: Int64, counters: inout BatchCounters) {
@@ -148,6 +192,7 @@ public struct ProjectState: Sendable, Equatable {
         case .configReplaced(let newConfig):
             config = newConfig
             configCursor = sequence
+            counters.configChanged = true
         case .keyRotated(let kind, let digest):
             keys[kind] = digest
             keyGenerations[kind, default: 1] += 1
@@ -155,20 +200,29 @@ public struct ProjectState: Sendable, Equatable {
             profile.cursor = sequence
             profile.lastSeenMs = atMs
             profiles.insert(profile)
+            counters.changed.insert(profile.id)
             // Purchases held unowned under the token attach to the profile that takes it.
             creditPendingGrants(of: purchases.claim(token: profile.token, for: profile.id), to: profile.id, atMs: atMs,
                                 counters: &counters)
         case .customerUserIDAssigned(let id, let customerUserID):
             profiles.assignCustomerUserID(customerUserID, to: id)
-            touch(id, atMs: atMs, visible: true)
+            touch(id, atMs: atMs)
+            mark(id, [.identity], counters: &counters)
         case .tokenAssigned(let id, let token):
+            noteEntitlements(of: [id], atMs: atMs, counters: &counters)
             profiles.assignToken(token, to: id)
-            creditPendingGrants(of: purchases.claim(token: token, for: id), to: id, atMs: atMs, counters: &counters)
-            touch(id, atMs: atMs, visible: true)
+            let claimed = purchases.claim(token: token, for: id)
+            creditPendingGrants(of: claimed, to: id, atMs: atMs, counters: &counters)
+            touch(id, atMs: atMs)
+            mark(id, claimed.isEmpty ? [.identity] : [.identity, .purchases], counters: &counters)
         case .profileMerged(let source, let target):
+            noteEntitlements(of: [target], atMs: atMs, counters: &counters)
+            let movesPurchases = purchases.ownsPurchase(source) || !purchases.grants(of: source).isEmpty
             profiles.merge(source, into: target)
             purchases.move(from: source, to: target)
-            touch(target, atMs: atMs, visible: true)
+            touch(target, atMs: atMs)
+            mark(target, movesPurchases ? [.identity, .purchases] : [.identity], counters: &counters)
+            counters.removed.insert(source)
             record(.subscriberAlias, target, [EventDetail("merged_from", .profiles([source]))], atMs: atMs,
                    counters: &counters)
             // Balances are added (DESIGN.md); grants the source received are clawed back from
@@ -184,12 +238,18 @@ public struct ProjectState: Sendable, Equatable {
                 for update in updates { profile.attributes[update.key] = update.value }
             }
             // Attributes are not `sync` changes: SDKs cannot read them (PROTOCOL.md).
-            touch(id, atMs: atMs, visible: false)
+            touch(id, atMs: atMs)
         case .profileDeleted(let id):
             profiles.remove(id)
+            counters.removed.insert(id)
+            counters.changed.remove(id)
             purchases.release(id)
             currencies.remove(id)
         case .subscriptionStored(let held):
+            let current = purchases.subscription(held.key)
+            let owners = [current?.owner, held.owner]
+            // Seen from before its deadline, so an expiry by time shows as the change it is.
+            noteEntitlements(of: owners, atMs: Self.justBefore(current?.subscription.nextDeadlineMs, atMs), counters: &counters)
             let previous = purchases.store(held)
             if let previous, previous.owner == nil, let owner = held.owner {
                 creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
@@ -197,18 +257,24 @@ public struct ProjectState: Sendable, Equatable {
             purchases.noteTransfer(FormerSource(kind: .subscription, key: held.key), from: previous?.owner, to: held.owner)
             // Only what a profile document shows moves a cursor (a stale event's date does not).
             if previous?.owner != held.owner || previous.map({ !$0.subscription.looksTheSame(as: held.subscription) }) ?? true {
-                advanceCursor(of: [previous?.owner, held.owner])
+                for owner in owners { mark(owner, [.purchases], counters: &counters) }
             }
         case .purchaseStored(let held):
+            let owners = [purchases.oneTimePurchase(held.key)?.owner, held.owner]
+            noteEntitlements(of: owners, atMs: atMs, counters: &counters)
             let previous = purchases.store(held)
             if let previous, previous.owner == nil, let owner = held.owner {
                 creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
             }
             purchases.noteTransfer(FormerSource(kind: .oneTime, key: held.key), from: previous?.owner, to: held.owner)
-            if previous != held { advanceCursor(of: [previous?.owner, held.owner]) }
+            if previous != held {
+                for owner in owners { mark(owner, [.purchases], counters: &counters) }
+            }
         case .grantStored(let id, let grant):
+            // A grant shows only through the entitlements it gives.
+            let current = purchases.grant(of: id, entitlement: grant.entitlementID)
+            noteEntitlements(of: [id], atMs: Self.justBefore(current?.nextDeadlineMs, atMs), counters: &counters)
             purchases.store(grant, for: id)
-            advanceCursor(of: [id])
         case .notificationSeen(let store, let id):
             purchases.markSeen(notification: id, store: store, atMs: atMs)
         case .eventRecorded(let type, let id, let details):
@@ -237,7 +303,7 @@ public struct ProjectState: Sendable, Equatable {
         ]
         if let reason = movement.reason { details.append(EventDetail("reason", .string(reason))) }
         record(.virtualCurrencyTransaction, id, details, atMs: atMs, counters: &counters)
-        advanceCursor(of: [id])
+        mark(id, [.currencies], counters: &counters)
     }
 
     /// Purchases an owner just claimed: the grants their terms made while no one owned them are
@@ -269,21 +335,9 @@ public struct ProjectState: Sendable, Equatable {
         counters.events += 1
     }
 
-    /// What a profile owns changed without the app doing anything: its cursor moves (`sync`
-    /// reports it), its last-seen time does not.
-    private mutating func advanceCursor(of ids: [ProfileID?]) {
-        let sequence = self.sequence
-        for case let id? in ids where profiles.profile(id)?.id == id {
-            profiles.update(id) { $0.cursor = sequence }
-        }
-    }
-
-    private mutating func touch(_ id: ProfileID, atMs: Int64, visible: Bool) {
-        let sequence = self.sequence
-        profiles.update(id) { profile in
-            profile.lastSeenMs = atMs
-            if visible { profile.cursor = sequence }
-        }
+    /// The app changed something about the profile (identity, attributes): its last-seen time.
+    private mutating func touch(_ id: ProfileID, atMs: Int64) {
+        profiles.update(id) { $0.lastSeenMs = atMs }
     }
 
     /// Validates a new configuration and returns the change that installs it.

@@ -31,6 +31,11 @@ extension ProjectState {
         public var balances: [CurrencyBalance]
     }
 
+    /// The entitlements a profile's document shows at `nowMs` (what `sync` compares).
+    func entitlementViews(of id: ProfileID, nowMs: Int64) -> [EntitlementView] {
+        holdings(of: id, nowMs: nowMs).entitlements
+    }
+
     /// `id` may be an alias: the holdings are the canonical profile's.
     public func holdings(of id: ProfileID, nowMs: Int64) -> Holdings {
         let id = profiles.canonicalID(id) ?? id

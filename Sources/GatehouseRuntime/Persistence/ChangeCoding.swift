@@ -167,7 +167,9 @@ enum ProfileCoding {
         AppAccountToken(high: try reader.readUInt64(), low: try reader.readUInt64())
     }
 
-    static func write(_ profile: Profile, into writer: inout ByteWriter) {
+    /// A record's profile (a new one) carries one cursor; a snapshot's (state version 2) the
+    /// cursor of each part `sync` reports: identity, entitlements, currencies, purchases.
+    static func write(_ profile: Profile, into writer: inout ByteWriter, partCursors: Bool = false) {
         writeID(profile.id, into: &writer)
         writer.writeOptional(profile.customerUserID) { $0.writeString($1) }
         writeToken(profile.token, into: &writer)
@@ -178,10 +180,17 @@ enum ProfileCoding {
         }
         writer.writeVarInt(profile.createdMs)
         writer.writeVarInt(profile.lastSeenMs)
-        writer.writeVarUInt(profile.cursor)
+        if partCursors {
+            let cursors = profile.cursors
+            for cursor in [cursors.identity, cursors.entitlements, cursors.currencies, cursors.purchases] {
+                writer.writeVarUInt(cursor)
+            }
+        } else {
+            writer.writeVarUInt(profile.cursor)
+        }
     }
 
-    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> Profile {
+    static func read(_ reader: inout ByteReader, partCursors: Bool = false) throws(ByteReaderError) -> Profile {
         let id = try readID(&reader)
         let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
         let token = try readToken(&reader)
@@ -189,8 +198,13 @@ enum ProfileCoding {
         let pairs = try reader.readArray { reader throws(ByteReaderError) in (try reader.readString(), try reader.readString()) }
         var attributes: [String: String] = [:]
         for (key, value) in pairs { attributes[key] = value }
-        return Profile(id: id, customerUserID: customerUserID, token: token, aliases: aliases, attributes: attributes,
-                       createdMs: try reader.readVarInt(), lastSeenMs: try reader.readVarInt(), cursor: try reader.readVarUInt())
+        var profile = Profile(id: id, customerUserID: customerUserID, token: token, aliases: aliases, attributes: attributes,
+                              createdMs: try reader.readVarInt(), lastSeenMs: try reader.readVarInt(), cursor: try reader.readVarUInt())
+        if partCursors {
+            profile.cursors = SyncCursors(identity: profile.cursor, entitlements: try reader.readVarUInt(),
+                                          currencies: try reader.readVarUInt(), purchases: try reader.readVarUInt())
+        }
+        return profile
     }
 }
 

@@ -91,7 +91,7 @@ enum StateCoding {
         ConfigCoding.write(state.config, into: &writer)
         writer.writeVarUInt(state.sequence)
         writer.writeVarUInt(state.configCursor)
-        writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0) }
+        writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0, partCursors: true) }
         writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
             ProfileCoding.writeToken(entry.key, into: &writer)
             ProfileCoding.writeID(entry.value, into: &writer)
@@ -116,7 +116,9 @@ enum StateCoding {
         let config = try ConfigCoding.read(&reader)
         let sequence = try reader.readVarUInt()
         let configCursor = try reader.readVarUInt()
-        let profiles = try reader.readArray { reader throws(ByteReaderError) in try ProfileCoding.read(&reader) }
+        let profiles = try reader.readArray { reader throws(ByteReaderError) in
+            try ProfileCoding.read(&reader, partCursors: version >= 2)
+        }
         let aliasTokenList = try reader.readArray { reader throws(ByteReaderError) in
             (try ProfileCoding.readToken(&reader), try ProfileCoding.readID(&reader))
         }
