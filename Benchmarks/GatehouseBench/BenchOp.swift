@@ -81,6 +81,15 @@ struct BenchOp: Sendable {
                 request: #"{"op":"project.create","project":"{bench_project}-b{n}"}"#,
                 about: "a durable write creating tenant <bench project>-b<n>; deleted at the end with --connect",
                 leftovers: .createdProjects),
+        BenchOp(name: "sync", key: .publicKey,
+                request: #"{"id":{n},"op":"sync","profile_id":{profile_id},"cursor":{cursor}}"#,
+                about: "sync that finds nothing changed (a profile per connection): the SDK's poll",
+                setup: { session throws(BenchFailure) in
+                    let document = try session.call(["op": "profile.create"])
+                    let profile = document["profile"]?.objectValue?["profile_id"] ?? .null
+                    let synced = try session.call(["op": "sync", "profile_id": profile])
+                    return ["profile_id": profile, "cursor": synced["cursor"] ?? .null]
+                }),
         BenchOp(name: "currency.transact", key: .secretKey,
                 request: #"{"op":"currency.transact","profile_id":{profile_id},"currency":"COINS","amount":1,"idempotency_key":"k{n}"}"#,
                 about: "a durable write: credits 1 COINS to the connection's profile under a new idempotency key",

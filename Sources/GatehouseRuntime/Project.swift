@@ -34,6 +34,8 @@ public actor Project {
     nonisolated let originLSN: LSN
     /// What other threads may read without entering the actor.
     public nonisolated let published: PublishedProjectState
+    /// Profiles' cursors for `sync`'s answer on a connection's own thread.
+    public nonisolated let syncBoard: SyncBoard
     private let context: ProjectContext
     private var state: ProjectState
     /// The log position of the last change applied here, durable or not yet.
@@ -55,6 +57,7 @@ public actor Project {
         self.originLSN = originLSN
         self.context = context
         self.published = PublishedProjectState(state: state)
+        self.syncBoard = SyncBoard(state: state)
     }
 
     var log: WriteAheadLog { context.log }
@@ -175,9 +178,10 @@ public actor Project {
         guard !frozen else { throw GatehouseError(.overloaded, "the project is being restored; retry shortly") }
         let record = RuntimeRecord.projectChanged(incarnation, batch).logRecord
         let lsn = try log.appendMappingErrors(record)
-        state.apply(batch)
+        let effects = state.apply(batch)
         lastLSN = lsn
         published.update(from: state)
+        syncBoard.publish(effects, from: state)
         loggedBytesSinceSnapshot += record.payload.count
         if context.trigger.isDue(loggedBytes: loggedBytesSinceSnapshot) {
             loggedBytesSinceSnapshot = 0

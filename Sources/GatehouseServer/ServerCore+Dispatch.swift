@@ -39,6 +39,14 @@ extension ServerCore {
                 return .answer(Answer.failure(id: request.id, error))
             }
             return .deferred(request)
+        case .fast(let inline, _):
+            do {
+                let context = OperationContext(request: request, principal: try authorize(operation, session), core: self)
+                guard let result = try inline(context) else { return .deferred(request) }
+                return .answer(Answer.success(id: request.id, result))
+            } catch {
+                return .answer(Answer.failure(id: request.id, error))
+            }
         }
     }
 
@@ -55,7 +63,7 @@ extension ServerCore {
                 reply = Reply(try body(request, session, self))
             case .inline(let body):
                 reply = Reply(try body(OperationContext(request: request, principal: try authorize(operation, session), core: self)))
-            case .async(let body):
+            case .async(let body), .fast(_, let body):
                 reply = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
             }
             return (Answer.success(id: request.id, reply.result), reply.durableAt)

@@ -269,3 +269,29 @@ extension ProfileLimits {
     /// Attribute updates one `profile.attributes` request may carry.
     public static let attributeUpdatesPerRequestMax = 100
 }
+
+// MARK: sync
+
+extension ProjectState {
+    /// What `sync` answers (PROTOCOL.md, "Sync and push").
+    public struct SyncDecision: Sendable, Equatable {
+        /// The canonical profile (an alias resolves to it).
+        public var profileID: ProfileID
+        /// The cursor to hand back: the client's when nothing changed, else the profile's latest.
+        public var cursor: UInt64
+        /// What changed after the client's cursor, in ``SyncPart`` order; empty: nothing did.
+        public var changed: [SyncPart]
+    }
+
+    /// The parts of a profile changed after `cursor`; with no cursor (a first sync), all of them.
+    /// An alias reports `identity`: the app is using a profile that merged into another.
+    public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> SyncDecision {
+        let profile = try resolveProfile(id)
+        let latest = max(profile.cursor, configCursor)
+        guard let cursor else { return SyncDecision(profileID: profile.id, cursor: latest, changed: SyncPart.allCases) }
+        var changed = profile.cursors.changed(after: cursor)
+        if configCursor > cursor { changed.append(.offerings) }
+        if profile.id != id, !changed.contains(.identity) { changed.insert(.identity, at: 0) }
+        return SyncDecision(profileID: profile.id, cursor: changed.isEmpty ? cursor : max(latest, cursor), changed: changed)
+    }
+}

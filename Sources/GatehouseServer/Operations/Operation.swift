@@ -16,6 +16,11 @@ struct Operation: Sendable {
         case inline(@Sendable (OperationContext) throws(GatehouseError) -> JSONObject)
         /// Runs on the connection's inbox, typically inside a project's actor.
         case async(@Sendable (OperationContext) async throws(GatehouseError) -> Reply)
+        /// Tries to answer on the loop thread from published state (`nil`: it cannot), and
+        /// otherwise runs like `async`.
+        case fast(
+            inline: @Sendable (OperationContext) throws(GatehouseError) -> JSONObject?,
+            slow: @Sendable (OperationContext) async throws(GatehouseError) -> Reply)
     }
 }
 

@@ -4,7 +4,39 @@ import GatehouseWire
 
 /// What SDKs poll (PROTOCOL.md, "Sync and push").
 enum SyncOperations {
-    static let all: [Operation] = [offerings]
+    static let all: [Operation] = [sync, offerings]
+
+    /// Nothing changed since the client's cursor is answered on the connection's thread from the
+    /// project's board, without a document, the actor or the disk; anything else goes to the
+    /// actor, which builds the document and answers once the change is durable.
+    static let sync = Operation(
+        name: "sync", roles: [.sdk, .server],
+        body: .fast(
+            inline: { context throws(GatehouseError) in
+                let fields = context.fields
+                guard let cursor = try syncCursor(fields) else { return nil }
+                let id = try ProfileOperations.profileID(fields)
+                guard context.project.syncBoard.nothingChanged(for: id, after: cursor) == true else { return nil }
+                return ["cursor": .int(Int64(cursor)), "changed": .array([])]
+            },
+            slow: { context throws(GatehouseError) in
+                let fields = context.fields
+                let cursor = try syncCursor(fields)
+                let outcome = try await context.project.sync(profile: try ProfileOperations.profileID(fields), cursor: cursor)
+                var result: JSONObject = [
+                    "cursor": .int(Int64(outcome.value.cursor)),
+                    "changed": .array(outcome.value.changed.map { .string($0.rawValue) }),
+                ]
+                guard let view = outcome.value.view else { return Reply(result) }
+                for member in ProfileOperations.document(view, context).members where member.key != "cursor" {
+                    result.append(member.key, member.value)
+                }
+                return Reply(result, after: outcome.lsn)
+            }))
+
+    static func syncCursor(_ fields: Fields) throws(GatehouseError) -> UInt64? {
+        try fields.optionalInt("cursor", in: 0...Int64.max).map { UInt64($0) }
+    }
 
     static let offerings = Operation(name: "offerings", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
         let config = try await context.project.offerings(for: try ProfileOperations.profileID(context.fields))

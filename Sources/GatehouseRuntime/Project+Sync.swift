@@ -1,0 +1,22 @@
+public import GatehouseCore
+
+/// What `sync` answers when it went through the actor.
+public struct SyncOutcome: Sendable {
+    public var cursor: UInt64
+    public var changed: [SyncPart]
+    /// The canonical profile's document when something changed.
+    public var view: ProfileView?
+}
+
+extension Project {
+    /// A `sync` the connection could not settle from the board: builds the document only when
+    /// something changed; that answer waits for the log (`lsn`), "nothing changed" does not.
+    public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> Committed<SyncOutcome> {
+        let decision = try currentState.sync(profile: id, cursor: cursor)
+        guard !decision.changed.isEmpty else {
+            return Committed(SyncOutcome(cursor: decision.cursor, changed: [], view: nil), lsn: 0)
+        }
+        return Committed(SyncOutcome(cursor: decision.cursor, changed: decision.changed, view: view(of: decision.profileID)),
+                         lsn: lastCommittedLSN)
+    }
+}

@@ -1,0 +1,50 @@
+public import GatehouseCore
+import Synchronization
+
+/// What a connection's thread needs to answer "nothing changed" to a `sync` without entering
+/// the project's actor (DESIGN.md, "Lock-free reads"): each profile's cursor and the project's
+/// config cursor, published by the actor after every change.
+///
+/// The cursors are split over 64 shards, each a small lock around a hash table, so the actor's
+/// updates and many readers rarely meet on one lock (an uncontended lock is one atomic
+/// exchange). The config cursor is an atomic. A cursor is published when its change is applied,
+/// durable or not: a reader only ever concludes "nothing changed" from it, which is true of
+/// everything durable; anything newer sends the request to the actor, which waits for the log.
+public final class SyncBoard: Sendable {
+    private static let shardCount = 64
+    private let shards: [Shard]
+
+    private final class Shard: Sendable {
+        let table: Mutex<[ProfileID: UInt64]>
+        init(_ table: [ProfileID: UInt64]) { self.table = Mutex(table) }
+    }
+    private let config = Atomic<UInt64>(0)
+
+    init(state: ProjectState) {
+        var tables = [[ProfileID: UInt64]](repeating: [:], count: Self.shardCount)
+        for profile in state.profiles.all { tables[Self.shard(of: profile.id)][profile.id] = profile.cursor }
+        shards = tables.map { Shard($0) }
+        config.store(state.configCursor, ordering: .releasing)
+    }
+
+    private static func shard(of id: ProfileID) -> Int { Int(truncatingIfNeeded: id.low & UInt64(shardCount - 1)) }
+
+    /// Whether the profile (by its own id, not an alias) has no change after `cursor`, the config
+    /// included. `nil`: the board does not know the id (an alias, another project's, unknown).
+    public func nothingChanged(for id: ProfileID, after cursor: UInt64) -> Bool? {
+        guard let profileCursor = shards[Self.shard(of: id)].table.withLock({ $0[id] }) else { return nil }
+        return profileCursor <= cursor && config.load(ordering: .acquiring) <= cursor
+    }
+
+    /// Publishes what one batch changed (called by the actor, after applying it).
+    func publish(_ effects: ProjectState.BatchEffects, from state: ProjectState) {
+        for id in effects.removedProfiles {
+            _ = shards[Self.shard(of: id)].table.withLock { $0.removeValue(forKey: id) }
+        }
+        for id in effects.changedProfiles {
+            guard let cursor = state.profiles.profile(id)?.cursor else { continue }
+            shards[Self.shard(of: id)].table.withLock { $0[id] = cursor }
+        }
+        if effects.configChanged { config.store(state.configCursor, ordering: .releasing) }
+    }
+}
