@@ -15,6 +15,7 @@ extension ServerCore {
     /// Handles one line on the loop thread. `canRunInline` is true when no earlier request of
     /// the connection is still running, so the session cannot change under this one.
     func handleLine(_ line: UnsafeRawBufferPointer, session: Session, canRunInline: Bool) -> LineOutcome {
+        if canRunInline, let answer = quickSync(line, session: session) { return .answer(answer) }
         let request: Request
         do {
             request = try Request(line: line)
@@ -70,6 +71,19 @@ extension ServerCore {
         } catch {
             return (Answer.failure(id: request.id, error), nil)
         }
+    }
+
+    /// The SDK's poll, `sync` finding nothing changed, answered without the general parser or
+    /// writer: only when the line is the plain shape ``SyncScan`` reads, the session may sync,
+    /// and the project's board says nothing changed. Anything else answers `nil` and takes the
+    /// general road (which gives the same answer, or the error).
+    private func quickSync(_ line: UnsafeRawBufferPointer, session: Session) -> [UInt8]? {
+        guard let scan = SyncScan.scan(line), let principal = session.current, principal.isCurrent,
+            case .project(let project, _, _) = principal, SyncOperations.sync.roles.contains(principal.role),
+            let id = ProfileID(utf8: UnsafeRawBufferPointer(rebasing: line[scan.profileRange])),
+            project.syncBoard.nothingChanged(for: id, after: scan.cursor) == true
+        else { return nil }
+        return SyncScan.nothingChanged(line: line, id: scan.idRange, cursor: scan.cursor)
     }
 
     /// The session's principal, if it may run `operation` now.

@@ -187,3 +187,46 @@ extension ByteReader {
         return id
     }
 }
+
+extension ProfileID {
+    /// Parses `gh_` + 26 base64url characters straight from UTF-8 bytes, without allocating
+    /// (the `sync` hot path); the same ids as ``init(parsing:)``.
+    public init?(utf8 text: UnsafeRawBufferPointer) {
+        guard text.count == 29, text[0] == UInt8(ascii: "g"), text[1] == UInt8(ascii: "h"), text[2] == UInt8(ascii: "_") else {
+            return nil
+        }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var tag: UInt32 = 0
+        var accumulator: UInt32 = 0
+        var bits = 0
+        var produced = 0
+        for index in 3..<29 {
+            let byte = text[index]
+            let value: UInt32
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(byte - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(byte - UInt8(ascii: "a")) + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(byte - UInt8(ascii: "0")) + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            accumulator = accumulator << 6 | value
+            bits += 6
+            if bits >= 8, produced < 19 {
+                bits -= 8
+                let decoded = UInt64((accumulator >> UInt32(bits)) & 0xFF)
+                switch produced {
+                case 0..<8: high = high << 8 | decoded
+                case 8..<16: low = low << 8 | decoded
+                default: tag = tag << 8 | UInt32(decoded)
+                }
+                produced += 1
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        guard produced == 19 else { return nil }
+        self.init(high: high, low: low, tag: tag)
+    }
+}
