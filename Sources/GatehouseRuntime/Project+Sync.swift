@@ -20,3 +20,18 @@ extension Project {
                          lsn: lastCommittedLSN)
     }
 }
+
+extension Project {
+    /// Starts pushing `target` the changes of a profile after its cursor now; answers the
+    /// canonical id watched (an alias watches the profile it stands for).
+    public func watch(profile id: ProfileID, target: any WatchTarget) throws(GatehouseError) -> ProfileID {
+        let profile = try currentState.resolveProfile(id)
+        watchHub.add(target, profile: profile.id, cursor: max(profile.cursor, currentState.configCursor))
+        return profile.id
+    }
+
+    /// The canonical id behind a profile id, for `unwatch`.
+    public func canonicalProfile(_ id: ProfileID) throws(GatehouseError) -> ProfileID {
+        try currentState.resolveProfile(id).id
+    }
+}

@@ -36,6 +36,8 @@ public actor Project {
     public nonisolated let published: PublishedProjectState
     /// Profiles' cursors for `sync`'s answer on a connection's own thread.
     public nonisolated let syncBoard: SyncBoard
+    /// Connections watching this project's profiles.
+    public nonisolated let watchHub = WatchHub()
     private let context: ProjectContext
     private var state: ProjectState
     /// The log position of the last change applied here, durable or not yet.
@@ -182,6 +184,12 @@ public actor Project {
         lastLSN = lsn
         published.update(from: state)
         syncBoard.publish(effects, from: state)
+        let pushes = watchHub.pushes(for: effects, in: state)
+        if !pushes.isEmpty {
+            log.whenDurable(lsn) {
+                for (target, line) in pushes { target.push(line) }
+            }
+        }
         loggedBytesSinceSnapshot += record.payload.count
         if context.trigger.isDue(loggedBytes: loggedBytesSinceSnapshot) {
             loggedBytesSinceSnapshot = 0

@@ -12,7 +12,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     let id: UInt64
     let socket: Socket
     let loop: EventLoop
-    let session = Session()
+    let session: Session
     private let core: ServerCore
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (Connection) -> Void = { _ in }
@@ -40,8 +40,14 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         self.loop = loop
         self.core = core
         self.framer = LineFramer(maxLineBytes: core.configuration.lineBytesMax)
+        // Pushes come from the log's thread; they reach this connection through its loop.
+        let box = WeakConnection()
+        self.session = Session(watches: ConnectionWatches(id: id) { [loop] line in
+            loop.execute { box.connection?.push(line) }
+        })
         self.inbox = ConnectionInbox(core: core)
         self.lastActivityNanoseconds = EventLoop.monotonicNanoseconds()
+        box.connection = self
     }
 
     func start() throws(SystemError) {
@@ -156,6 +162,15 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         } else {
             answers.append(bytes)
         }
+    }
+
+    /// A push (`watch`) arrives (on the loop's thread): it goes out after the whole lines already
+    /// queued, between answers; a connection too far behind is dropped by `settle`.
+    func push(_ line: [UInt8]) {
+        guard !isClosed else { return }
+        output.append(contentsOf: line)
+        flush()
+        settle()
     }
 
     /// An answer computed elsewhere arrives (on the loop's thread).
@@ -273,6 +288,13 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         loop.unregister(socket.descriptor)
         socket.close()
         output = []
+        session.watches?.releaseAll()
         onClose(self)
     }
+}
+
+/// The connection as pushes see it: gone once it is released.
+private final class WeakConnection: @unchecked Sendable {
+    // Written once before any push can arrive; read on the connection's loop thread only.
+    weak var connection: Connection?
 }

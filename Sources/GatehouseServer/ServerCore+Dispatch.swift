@@ -31,7 +31,7 @@ extension ServerCore {
             return answer(request) { () throws(GatehouseError) in try body(request, session, self) }
         case .inline(let body):
             return answer(request) { () throws(GatehouseError) in
-                try body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+                try body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session))
             }
         case .async:
             do {
@@ -42,7 +42,7 @@ extension ServerCore {
             return .deferred(request)
         case .fast(let inline, _):
             do {
-                let context = OperationContext(request: request, principal: try authorize(operation, session), core: self)
+                let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
                 guard let result = try inline(context) else { return .deferred(request) }
                 return .answer(Answer.success(id: request.id, result))
             } catch {
@@ -63,9 +63,9 @@ extension ServerCore {
             case .session(let body):
                 reply = Reply(try body(request, session, self))
             case .inline(let body):
-                reply = Reply(try body(OperationContext(request: request, principal: try authorize(operation, session), core: self)))
+                reply = Reply(try body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)))
             case .async(let body), .fast(_, let body):
-                reply = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self))
+                reply = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session))
             }
             return (Answer.success(id: request.id, reply.result), reply.durableAt)
         } catch {

@@ -6,8 +6,16 @@ import Synchronization
 /// connection lets only one of them run at a time, the lock makes that visible to both.
 public final class Session: Sendable {
     private let principal = Mutex<Principal?>(nil)
+    /// The connection's watches and its way to receive pushes.
+    let watches: ConnectionWatches?
 
-    public init() {}
+    public init() {
+        watches = nil
+    }
+
+    init(watches: ConnectionWatches) {
+        self.watches = watches
+    }
 
     public var current: Principal? {
         principal.withLock { $0 }

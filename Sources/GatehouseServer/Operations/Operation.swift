@@ -42,6 +42,8 @@ struct OperationContext: Sendable {
     let request: Request
     let principal: Principal
     let core: ServerCore
+    /// The connection's session (its watches).
+    let session: Session
 
     var fields: Fields { request.fields }
 

@@ -4,7 +4,32 @@ import GatehouseWire
 
 /// What SDKs poll (PROTOCOL.md, "Sync and push").
 enum SyncOperations {
-    static let all: [Operation] = [sync, offerings]
+    static let all: [Operation] = [sync, watch, unwatch, offerings]
+
+    /// Pushes `{"push":"changed",…}` lines to this connection for every later change of the
+    /// profile (PROTOCOL.md, "Sync and push"), after the change is durable.
+    static let watch = Operation(name: "watch", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        guard let watches = context.session.watches else { throw GatehouseError(.internal, "this session cannot receive pushes") }
+        let project = context.project
+        let id = try ProfileOperations.profileID(context.fields)
+        let canonical = try await project.canonicalProfile(id)
+        try watches.reserve(project, canonical)
+        do throws(GatehouseError) {
+            _ = try await project.watch(profile: id, target: watches)
+        } catch {
+            watches.release(project, canonical)
+            throw error
+        }
+        return Reply(["watching": true])
+    })
+
+    static let unwatch = Operation(name: "unwatch", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+        guard let watches = context.session.watches else { return Reply(["watching": false]) }
+        let project = context.project
+        let canonical = try await project.canonicalProfile(try ProfileOperations.profileID(context.fields))
+        watches.release(project, canonical)
+        return Reply(["watching": false])
+    })
 
     /// Nothing changed since the client's cursor is answered on the connection's thread from the
     /// project's board, without a document, the actor or the disk; anything else goes to the
