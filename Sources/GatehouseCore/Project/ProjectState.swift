@@ -217,7 +217,8 @@ public struct ProjectState: Sendable, Equatable {
             mark(id, claimed.isEmpty ? [.identity] : [.identity, .purchases], counters: &counters)
         case .profileMerged(let source, let target):
             noteEntitlements(of: [target], atMs: atMs, counters: &counters)
-            let movesPurchases = purchases.ownsPurchase(source) || !purchases.grants(of: source).isEmpty
+            // Grants show only as entitlements, which the comparison at the end of the batch sees.
+            let movesPurchases = purchases.ownsPurchase(source)
             profiles.merge(source, into: target)
             purchases.move(from: source, to: target)
             touch(target, atMs: atMs)

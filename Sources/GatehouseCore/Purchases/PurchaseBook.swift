@@ -299,38 +299,40 @@ public struct PurchaseBook: Sendable {
         index(purchase: key, owner: owner, token: held.token)
     }
 
+    private typealias Kind = WritableKeyPath<Holdings, [PurchaseKey]>
+
     private mutating func index(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        if let owner {
-            owned[owner, default: Holdings()].subscriptions.appendIfMissing(key)
-        } else if let token {
-            unownedByToken[token, default: Holdings()].subscriptions.appendIfMissing(key)
-        }
+        index(key, \.subscriptions, owner: owner, token: token)
     }
 
     private mutating func unindex(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        if let owner {
-            owned[owner]?.subscriptions.removeAll { $0 == key }
-            if owned[owner]?.isEmpty == true { owned[owner] = nil }
-        } else if let token {
-            unownedByToken[token]?.subscriptions.removeAll { $0 == key }
-            if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
-        }
+        unindex(key, \.subscriptions, owner: owner, token: token)
     }
 
     private mutating func index(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        if let owner {
-            owned[owner, default: Holdings()].purchases.appendIfMissing(key)
-        } else if let token {
-            unownedByToken[token, default: Holdings()].purchases.appendIfMissing(key)
-        }
+        index(key, \.purchases, owner: owner, token: token)
     }
 
     private mutating func unindex(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
+        unindex(key, \.purchases, owner: owner, token: token)
+    }
+
+    /// Files a purchase under its owner, or unowned under its token (a purchase with neither is
+    /// found only by its key).
+    private mutating func index(_ key: PurchaseKey, _ kind: Kind, owner: ProfileID?, token: AppAccountToken?) {
         if let owner {
-            owned[owner]?.purchases.removeAll { $0 == key }
+            owned[owner, default: Holdings()][keyPath: kind].appendIfMissing(key)
+        } else if let token {
+            unownedByToken[token, default: Holdings()][keyPath: kind].appendIfMissing(key)
+        }
+    }
+
+    private mutating func unindex(_ key: PurchaseKey, _ kind: Kind, owner: ProfileID?, token: AppAccountToken?) {
+        if let owner {
+            owned[owner]?[keyPath: kind].removeAll { $0 == key }
             if owned[owner]?.isEmpty == true { owned[owner] = nil }
         } else if let token {
-            unownedByToken[token]?.purchases.removeAll { $0 == key }
+            unownedByToken[token]?[keyPath: kind].removeAll { $0 == key }
             if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
         }
     }
