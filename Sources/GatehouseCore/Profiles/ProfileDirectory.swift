@@ -16,6 +16,10 @@ public struct ProfileDirectory: Sendable, Equatable {
 
     /// Rebuilds the indexes from stored profiles and the tokens of merged-away profiles.
     public init(profiles: [Profile], aliasTokens: [AppAccountToken: ProfileID]) {
+        // Sized once: a snapshot of a million profiles is not rehashed on the way in.
+        self.profiles.reserveCapacity(profiles.count)
+        byToken.reserveCapacity(profiles.count + aliasTokens.count)
+        byCustomerUserID.reserveCapacity(profiles.count)
         for profile in profiles {
             self.profiles[profile.id] = profile
             if let customerUserID = profile.customerUserID { byCustomerUserID[customerUserID] = profile.id }

@@ -108,6 +108,9 @@ public struct PurchaseBook: Sendable {
         formerSources: [ProfileID: [FormerSource]] = [:]
     ) {
         self.formerSources = formerSources
+        self.subscriptions.reserveCapacity(subscriptions.count)
+        self.oneTimePurchases.reserveCapacity(oneTimePurchases.count)
+        owned.reserveCapacity(subscriptions.count + oneTimePurchases.count)
         for held in subscriptions { store(held) }
         for held in oneTimePurchases { store(held) }
         for (profile, grant) in grants { store(grant, for: profile) }
