@@ -249,8 +249,11 @@ public struct ProjectState: Sendable, Equatable {
         case .subscriptionStored(let held):
             let current = purchases.subscription(held.key)
             let owners = [current?.owner, held.owner]
-            // Seen from before its deadline, so an expiry by time shows as the change it is.
-            noteEntitlements(of: owners, atMs: Self.justBefore(current?.subscription.nextDeadlineMs, atMs), counters: &counters)
+            // Seen from before its deadline, so an expiry by time shows as the change it is; the
+            // profiles that lost it to a transfer still show it among their entitlements.
+            let formerHolders = purchases.formerHolders(of: FormerSource(kind: .subscription, key: held.key))
+            noteEntitlements(of: owners + formerHolders.map { $0 }, atMs: Self.justBefore(current?.subscription.nextDeadlineMs, atMs),
+                             counters: &counters)
             let previous = purchases.store(held)
             if let previous, previous.owner == nil, let owner = held.owner {
                 creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
@@ -262,7 +265,8 @@ public struct ProjectState: Sendable, Equatable {
             }
         case .purchaseStored(let held):
             let owners = [purchases.oneTimePurchase(held.key)?.owner, held.owner]
-            noteEntitlements(of: owners, atMs: atMs, counters: &counters)
+            let formerHolders = purchases.formerHolders(of: FormerSource(kind: .oneTime, key: held.key))
+            noteEntitlements(of: owners + formerHolders.map { $0 }, atMs: atMs, counters: &counters)
             let previous = purchases.store(held)
             if let previous, previous.owner == nil, let owner = held.owner {
                 creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)

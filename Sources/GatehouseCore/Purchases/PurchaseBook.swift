@@ -83,6 +83,8 @@ public struct PurchaseBook: Sendable {
     public private(set) var grants: [ProfileID: [String: PromotionalGrant]] = [:]
     /// Per profile, the purchases it lost to transfers (ordered); none for most profiles.
     public private(set) var formerSources: [ProfileID: [FormerSource]] = [:]
+    /// The reverse of `formerSources` (derived): who lost each purchase.
+    private var formerHolders: [FormerSource: Set<ProfileID>] = [:]
     /// The store notifications applied in the last ``NotificationMemory/keptMs``, oldest first.
     public var seenNotifications: [SeenNotification] { Array(notifications.live) }
     private var notifications = NotificationMemory()
@@ -107,7 +109,9 @@ public struct PurchaseBook: Sendable {
         grants: [(ProfileID, PromotionalGrant)], seenNotifications: [SeenNotification],
         formerSources: [ProfileID: [FormerSource]] = [:]
     ) {
-        self.formerSources = formerSources
+        for (profile, sources) in formerSources {
+            for source in sources { remember(source, for: profile) }
+        }
         self.subscriptions.reserveCapacity(subscriptions.count)
         self.oneTimePurchases.reserveCapacity(oneTimePurchases.count)
         owned.reserveCapacity(subscriptions.count + oneTimePurchases.count)
@@ -239,7 +243,10 @@ public struct PurchaseBook: Sendable {
     /// Everything `source` owns or was granted moves to `target` (a merge). Of two grants of the
     /// same entitlement the target keeps the one ``PromotionalGrant/keeps(_:over:)`` prefers.
     mutating func move(from source: ProfileID, to target: ProfileID) {
-        for former in formerSources.removeValue(forKey: source) ?? [] { remember(former, for: target) }
+        for former in formerSources[source] ?? [] {
+            forget(former, for: source)
+            remember(former, for: target)
+        }
         if let holdings = owned[source] {
             for key in holdings.subscriptions.sorted() { reown(subscription: key, to: target) }
             for key in holdings.purchases.sorted() { reown(purchase: key, to: target) }
@@ -257,16 +264,18 @@ public struct PurchaseBook: Sendable {
             for key in holdings.purchases.sorted() { reown(purchase: key, to: nil) }
         }
         grants[profile] = nil
-        formerSources[profile] = nil
+        for former in formerSources[profile] ?? [] { forget(former, for: profile) }
+    }
+
+    /// The profiles that lost `source` to a transfer and still list its entitlements.
+    public func formerHolders(of source: FormerSource) -> [ProfileID] {
+        (formerHolders[source] ?? []).sorted()
     }
 
     /// `source` moved from `previous` to `owner`: the loser remembers it, the winner forgets it.
     mutating func noteTransfer(_ source: FormerSource, from previous: ProfileID?, to owner: ProfileID?) {
         guard previous != owner else { return }
-        if let owner, var list = formerSources[owner], let index = list.firstIndex(of: source) {
-            list.remove(at: index)
-            formerSources[owner] = list.isEmpty ? nil : list
-        }
+        if let owner { forget(source, for: owner) }
         if let previous, owner != nil { remember(source, for: previous) }
     }
 
@@ -275,6 +284,15 @@ public struct PurchaseBook: Sendable {
         guard !list.contains(source) else { return }
         list.insert(source, at: list.firstIndex { source < $0 } ?? list.endIndex)
         formerSources[profile] = list
+        formerHolders[source, default: []].insert(profile)
+    }
+
+    private mutating func forget(_ source: FormerSource, for profile: ProfileID) {
+        guard var list = formerSources[profile], let index = list.firstIndex(of: source) else { return }
+        list.remove(at: index)
+        formerSources[profile] = list.isEmpty ? nil : list
+        formerHolders[source]?.remove(profile)
+        if formerHolders[source]?.isEmpty == true { formerHolders[source] = nil }
     }
 
     /// Lets the timer queue forget what is no longer due (called after each applied batch).
