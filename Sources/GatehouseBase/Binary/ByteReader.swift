@@ -88,6 +88,19 @@ public struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
+    /// Moves past a length-prefixed UTF-8 string, checking it without keeping it.
+    public mutating func skipString() throws(ByteReaderError) {
+        let start = offset
+        let count = try readCount()
+        guard count <= remaining else { throw ByteReaderError.truncated(at: start) }
+        let range = offset..<offset + count
+        let valid = bytes.withUnsafeBufferPointer { buffer in
+            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self) != nil
+        }
+        guard valid else { throw ByteReaderError.invalid("UTF-8 string", at: start) }
+        offset += count
+    }
+
     public mutating func readString() throws(ByteReaderError) -> String {
         let start = offset
         let raw = try readBytes()

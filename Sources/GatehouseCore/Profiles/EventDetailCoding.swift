@@ -49,6 +49,28 @@ public enum EventDetailCoding {
         }
     }
 
+    /// Checks one packed form and moves past it, without building its values (loading a
+    /// snapshot's events keeps their details packed).
+    public static func skip(_ reader: inout ByteReader) throws(ByteReaderError) {
+        let count = try reader.readCount()
+        for _ in 0..<count {
+            try reader.skipString()
+            let start = reader.offset
+            switch DetailKind(rawValue: try reader.readUInt8()) {
+            case .string: try reader.skipString()
+            case .int: _ = try reader.readVarInt()
+            case .profiles:
+                let ids = try reader.readCount()
+                for _ in 0..<ids { _ = try reader.readProfileID() }
+            case .strings:
+                let strings = try reader.readCount()
+                for _ in 0..<strings { try reader.skipString() }
+            case .bool: _ = try reader.readBool()
+            case nil: throw ByteReaderError.invalid("event detail", at: start)
+            }
+        }
+    }
+
     public static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> [EventDetail] {
         try reader.readArray { reader throws(ByteReaderError) -> EventDetail in
             let name = try reader.readString()

@@ -10,7 +10,11 @@ public struct ProjectState: Sendable, Equatable {
     /// How many times each key has been replaced; a session remembers the generation it
     /// authenticated with, so a rotated key stops working at once, even on open connections.
     public private(set) var keyGenerations: [KeyKind: UInt64]
-    public private(set) var config: ProjectConfig
+    public private(set) var config: ProjectConfig {
+        didSet { catalog = Entitlements.Catalog(config) }
+    }
+    /// The config's products and entitlements, looked up once (derived from `config`).
+    public private(set) var catalog: Entitlements.Catalog
     /// The last number of the project's sequence: every change takes the next one.
     public private(set) var sequence: UInt64
     /// The sequence number of the last configuration change (`offerings` in `sync`).
@@ -45,6 +49,7 @@ public struct ProjectState: Sendable, Equatable {
         self.keys = keys
         self.keyGenerations = keyGenerations
         self.config = config
+        self.catalog = Entitlements.Catalog(config)
         self.sequence = sequence
         self.configCursor = configCursor
         self.profiles = profiles

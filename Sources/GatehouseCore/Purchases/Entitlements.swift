@@ -89,11 +89,30 @@ public enum Entitlements {
         config: ProjectConfig, subscriptions: [Subscription], purchases: [OneTimePurchase],
         grants: [PromotionalGrant], nowMs: Int64
     ) -> [String: EntitlementView] {
-        let known = Set(config.entitlements.map(\.id))
-        var products: [String: ProductDefinition] = [:]
-        for product in config.products where products[product.id] == nil {
-            products[product.id] = product
+        compute(catalog: Catalog(config), subscriptions: subscriptions, purchases: purchases, grants: grants, nowMs: nowMs)
+    }
+
+    /// What the computation needs of a config, looked up once per config rather than per answer.
+    public struct Catalog: Sendable, Equatable {
+        let known: Set<String>
+        let products: [String: ProductDefinition]
+
+        public init(_ config: ProjectConfig) {
+            known = Set(config.entitlements.map(\.id))
+            var products: [String: ProductDefinition] = [:]
+            for product in config.products where products[product.id] == nil {
+                products[product.id] = product
+            }
+            self.products = products
         }
+    }
+
+    public static func compute(
+        catalog: Catalog, subscriptions: [Subscription], purchases: [OneTimePurchase],
+        grants: [PromotionalGrant], nowMs: Int64
+    ) -> [String: EntitlementView] {
+        let known = catalog.known
+        let products = catalog.products
         func entitlements(of productID: String, allowing types: Set<ProductType>) -> [String] {
             guard let product = products[productID], types.contains(product.type) else { return [] }
             var seen = Set<String>()

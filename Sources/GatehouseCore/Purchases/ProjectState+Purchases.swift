@@ -42,11 +42,11 @@ extension ProjectState {
         let subscriptions = purchases.subscriptions(ownedBy: id)
         let oneTime = purchases.oneTimePurchases(ownedBy: id)
         var entitlements = Entitlements.compute(
-            config: config, subscriptions: subscriptions, purchases: oneTime, grants: purchases.grants(of: id), nowMs: nowMs)
+            catalog: catalog, subscriptions: subscriptions, purchases: oneTime, grants: purchases.grants(of: id), nowMs: nowMs)
         // What it lost to transfers stays listed, inactive, unless something it owns gives it.
         let former = purchases.formerHoldings(of: id)
         if !former.subscriptions.isEmpty || !former.purchases.isEmpty {
-            let lost = Entitlements.compute(config: config, subscriptions: former.subscriptions, purchases: former.purchases,
+            let lost = Entitlements.compute(catalog: catalog, subscriptions: former.subscriptions, purchases: former.purchases,
                                             grants: [], nowMs: nowMs)
             for (entitlementID, var view) in lost where entitlements[entitlementID] == nil {
                 view.isActive = false

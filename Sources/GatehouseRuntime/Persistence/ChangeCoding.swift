@@ -233,7 +233,7 @@ enum EventCoding {
         let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
         let atMs = try reader.readVarInt()
         let start = reader.offset
-        _ = try readDetails(&reader)
+        try EventDetailCoding.skip(&reader)
         return Event(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
                      packedDetails: reader.bytes(in: start..<reader.offset))
     }
