@@ -12,6 +12,8 @@ enum BenchMode {
     case load(LoadOptions)
     case micro(iterations: Int)
     case memory(profiles: Int)
+    case watch(WatchOptions)
+    case restart(RestartBench.Options)
     case smoke
 }
 
@@ -41,6 +43,14 @@ enum BenchArguments {
             if parsed.helpRequested { return .help(memoryParser.helpText()) }
             return .memory(profiles: try integer(parsed, "profiles", default: 1_000_000, in: 1...100_000_000))
         }
+        if arguments.first == "restart" {
+            return try parseRestart(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "watch" {
+            let parsed = try parse(Array(arguments.dropFirst()), with: watchParser)
+            if parsed.helpRequested { return .help(watchParser.helpText()) }
+            return .watch(try watchOptions(parsed))
+        }
         let parsed = try parse(arguments, with: loadParser)
         if parsed.helpRequested { return .help(loadParser.helpText()) }
         if parsed.flag("smoke") {
@@ -54,6 +64,56 @@ enum BenchArguments {
         let parsed = try parse(arguments, with: microParser)
         if parsed.helpRequested { return .help(microParser.helpText()) }
         return .micro(iterations: try integer(parsed, "iterations", default: 200_000, in: 1...1_000_000_000))
+    }
+
+    private static func parseRestart(_ arguments: [String]) throws(BenchFailure) -> BenchMode {
+        let parsed = try parse(arguments, with: restartParser)
+        if parsed.helpRequested { return .help(restartParser.helpText()) }
+        var options = RestartBench.Options()
+        options.profiles = try integer(parsed, "profiles", default: options.profiles, in: 1...100_000_000)
+        options.records = try integer(parsed, "records", default: options.records, in: 1...1_000_000_000)
+        options.writers = try integer(parsed, "writers", default: options.writers, in: 1...1_024)
+        if let text = parsed.value("fsync") {
+            guard let policy = DurabilityPolicy(rawValue: text) else {
+                throw .usage("--fsync must be one of \(DurabilityPolicy.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+            }
+            options.fsync = policy
+        }
+        options.parentDirectory = parsed.value("data-dir")
+        return .restart(options)
+    }
+
+    private static func watchOptions(_ parsed: ParsedArguments) throws(BenchFailure) -> WatchOptions {
+        var server = WatchOptions.Server.child(InProcessServer.Settings())
+        if let connect = parsed.value("connect") {
+            for name in ["fsync", "io-threads", "data-dir"] where parsed.value(name) != nil {
+                throw .usage("--\(name) applies to the bench's own server only; set it on the server you --connect to")
+            }
+            guard let address = HostPort(parsing: connect) else { throw .usage("--connect must be HOST:PORT, got '\(connect)'") }
+            guard let key = parsed.value("key") ?? environment("GATEHOUSE_ADMIN_KEY") else {
+                throw .usage("--connect needs the server's admin key: --key KEY or $GATEHOUSE_ADMIN_KEY")
+            }
+            server = .running(address, adminKey: key)
+        } else {
+            if parsed.value("key") != nil { throw .usage("--key needs --connect (the bench's own server makes its own keys)") }
+            var settings = InProcessServer.Settings()
+            if let fsync = parsed.value("fsync") {
+                guard DurabilityPolicy(rawValue: fsync) != nil else {
+                    throw .usage("--fsync must be one of \(DurabilityPolicy.allCases.map(\.rawValue).joined(separator: ", ")), got '\(fsync)'")
+                }
+                settings.fsync = fsync
+            }
+            if parsed.value("io-threads") != nil { settings.ioThreads = try integer(parsed, "io-threads", default: 1, in: 1...64) }
+            settings.parentDirectory = parsed.value("data-dir")
+            server = .child(settings)
+        }
+        return WatchOptions(
+            server: server,
+            connections: try integer(parsed, "connections", default: 10_000, in: 1...100_000),
+            changes: try integer(parsed, "changes", default: 2_000, in: 1...10_000_000),
+            inFlight: try integer(parsed, "in-flight", default: 1, in: 1...1_024),
+            serveChild: parsed.flag("serve-child")
+        )
     }
 
     private static func parseDurability(_ arguments: [String]) throws(BenchFailure) -> BenchMode {

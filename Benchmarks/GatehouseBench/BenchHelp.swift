@@ -34,6 +34,74 @@ extension BenchArguments {
         options: [.value("profiles", placeholder: "N", help: "how many profiles (default 1000000)")]
     )
 
+    static let restartParser = ArgumentParser(
+        command: "gatehouse-bench restart",
+        summary: """
+            Measures DESIGN.md's restart goals on the real engine, in a scratch data directory
+            under --data-dir that is deleted at the end: builds one project with N identified
+            profiles, each buying a subscription (W tasks driving the project actor, each write
+            waiting to be durable, so group commit shares frames), times a checkpoint of it
+            (snapshot size, and the file read back and decoded alone), appends M
+            currency.transact credits after the snapshot, closes the engine, and times a
+            fresh Engine.open: snapshot load, replay of the M records, the start-up expiry
+            pass, each phase shown. Prints resident memory after the restart. Automatic
+            snapshots are off, so the restart replays all M records.
+            Build with -c release: a debug build's figures mean nothing.
+            Exit codes: 0 ok, 1 a phase failed or the restarted state differs, 2 usage.
+            """,
+        options: [
+            .value("profiles", placeholder: "N", help: "profiles, each with a subscription (default 1000000)"),
+            .value("records", placeholder: "M", help: "log records appended after the snapshot (default 5000000)"),
+            .value("fsync", placeholder: "POLICY", help: "the log's policy: none (default), everysec or always"),
+            .value("writers", placeholder: "W", help: "tasks driving the project actor, one write in flight each (default 16)"),
+            .value("data-dir", placeholder: "DIR", help: "where the scratch directory goes (default $TMPDIR or /tmp)"),
+        ]
+    )
+
+    static let watchParser = ArgumentParser(
+        command: "gatehouse-bench watch",
+        summary: """
+            Measures pushes (DESIGN.md: with 10,000 connections holding a watch, a
+            change reaches its watcher within 10 ms). Creates a project bench-<random>
+            (as the load mode does) and N profiles; opens N connections, each saying
+            hello with the public key and watching a profile of its own; then one
+            driver connection (secret key) makes M changes, currency.transact +1 COINS
+            to a random watched profile, keeping --in-flight of them unfinished
+            (answer or push outstanding), never two on one profile. One generator
+            thread (epoll) reads every connection and times each change from its
+            send(2) at the driver to its push's read at the watcher (what an app
+            sees, the fsync included), and compares the push with the change's
+            answer (a push may beat its answer: each goes out once the change is
+            durable). Prints p50/p90/p99/max in microseconds, pushes received
+            against expected, and the server's resident memory with the profiles
+            alone and with N connections watching.
+
+            Without --connect the server runs in a child process of the bench (the
+            in-process server of the load mode, production defaults, its connection
+            limit raised to N + 16): each end of a connection takes a descriptor,
+            and one process holding both ends of 10,000 connections would need
+            20,000. Its memory is read from /proc/<pid>/statm. With --connect the
+            server must allow N + 16 connections (--max-connections) and its memory
+            is not shown. The bench raises its descriptor limit to the hard limit
+            (ulimit -Hn) and needs about N + 32. The server closes connections idle
+            for 5 minutes, watchers included: keep a run shorter than that.
+            Build with -c release: a debug build's figures mean nothing.
+            Exit codes: 0 ok, 1 failure (a change failed, a push missing or
+            unexpected, a watcher closed), 2 usage.
+            """,
+        options: [
+            .value("connections", placeholder: "N", help: "watching connections (default 10000)"),
+            .value("changes", placeholder: "M", help: "changes made (default 2000)"),
+            .value("in-flight", placeholder: "K", help: "changes unfinished at once (default 1)"),
+            .value("connect", placeholder: "HOST:PORT", help: "use a running server instead of the bench's own"),
+            .value("key", placeholder: "KEY", help: "that server's admin key (default: $GATEHOUSE_ADMIN_KEY)"),
+            .value("fsync", placeholder: "POLICY", help: "own server: always (default), everysec or none"),
+            .value("io-threads", placeholder: "N", help: "own server: event-loop threads (default: the server's)"),
+            .value("data-dir", placeholder: "DIR", help: "own server: make its temporary data directory here"),
+            .flag("serve-child", help: "internal: be the bench's server process (prints its address, serves until stdin closes)"),
+        ]
+    )
+
     static let microParser = ArgumentParser(
         command: "gatehouse-bench micro",
         summary: """
@@ -114,6 +182,10 @@ extension BenchArguments {
               gatehouse-bench micro [--iterations N]   ns/op of parsing, answering, framing
               gatehouse-bench durability [options]     durable writes, the log alone, replay,
                                                        snapshots (see durability --help)
+              gatehouse-bench watch [options]          push latency with N connections
+                                                       watching (see watch --help)
+              gatehouse-bench restart [options]        snapshot and restart of a big tenant
+                                                       (see restart --help)
               gatehouse-bench --smoke                  what CI runs: micro briefly, then
                                                        ping, config.get, config.put and
                                                        project.create in-process, 4

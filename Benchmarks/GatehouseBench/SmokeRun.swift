@@ -34,6 +34,11 @@ enum SmokeRun {
         if code != BenchExitCode.success { status = code }
         print("smoke: memory, 2,000 profiles")
         if MemoryBench.run(profiles: 2_000) != BenchExitCode.success { status = BenchExitCode.failure }
+        print("smoke: restart, 2,000 profiles and 10,000 records")
+        if await RestartBench.measure(.smoke) != BenchExitCode.success { status = BenchExitCode.failure }
+        let watch = WatchOptions.smoke
+        print("smoke: watch, \(watch.connections) connections, \(watch.changes) changes")
+        if await WatchBench.run(watch) != BenchExitCode.success { status = BenchExitCode.failure }
         print(status == BenchExitCode.success ? "smoke: ok" : "smoke: FAILED")
         return status
     }

@@ -15,6 +15,10 @@ case .success(.durability(let options)):
     status = await DurabilityMode.run(options)
 case .success(.memory(let profiles)):
     status = MemoryBench.run(profiles: profiles)
+case .success(.restart(let options)):
+    status = await RestartBench.run(options)
+case .success(.watch(let options)):
+    status = await WatchBench.run(options)
 case .success(.micro(let iterations)):
     status = MicroMode.run(iterations: iterations)
 case .success(.smoke):

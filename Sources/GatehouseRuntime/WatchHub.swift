@@ -7,6 +7,8 @@ public protocol WatchTarget: AnyObject, Sendable {
     var watchID: UInt64 { get }
     /// Hands one push line (ending in `\n`) to the target; it sends it after what it already has.
     func push(_ line: [UInt8])
+    /// The hub ended a watch itself (its profile merged into another or was deleted).
+    func watchEnded(_ profile: ProfileID, in hub: WatchHub)
 }
 
 /// A project's watchers (`watch`): per profile, who watches it and the cursor each was last told
@@ -64,6 +66,7 @@ public final class WatchHub: Sendable {
             for id in effects.removedProfiles {
                 guard let gone = watches.removeValue(forKey: id) else { continue }
                 for watch in gone.values {
+                    watch.target.watchEnded(id, in: self)
                     result.append((watch.target, Self.line(id, cursor: state.sequence, parts: [.identity])))
                 }
             }

@@ -1,6 +1,7 @@
 import GatehouseBase
 import GatehouseCore
 import GatehousePosix
+import GatehouseRuntime
 import GatehouseWire
 
 /// One client connection, driven by its event loop: reads bytes, frames lines, hands each
@@ -50,6 +51,10 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         box.connection = self
     }
 
+    /// Room asked of the framer for each read: enough for many pipelined requests, small enough
+    /// that ten thousand mostly idle connections do not pin much memory.
+    private static let readBytes = 8 * 1024
+
     func start() throws(SystemError) {
         interest = .readable
         try loop.register(socket.descriptor, interest: interest, handler: self)
@@ -94,7 +99,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             let result: IOResult<Int>
             do {
                 var outcome: IOResult<Int> = .wouldBlock
-                _ = try framer.withUnsafeWritableTail(minimumCapacity: 64 * 1024) { buffer throws(SystemError) in
+                _ = try framer.withUnsafeWritableTail(minimumCapacity: Self.readBytes) { buffer throws(SystemError) in
                     outcome = try socket.read(into: buffer)
                     if case .processed(let count) = outcome { return count }
                     return 0
@@ -168,6 +173,11 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// queued, between answers; a connection too far behind is dropped by `settle`.
     func push(_ line: [UInt8]) {
         guard !isClosed else { return }
+        // A watch lives as long as the key it was made with: rotated, or a project deleted, ends it.
+        guard session.current?.isCurrent == true else {
+            session.watches?.releaseAll()
+            return
+        }
         output.append(contentsOf: line)
         flush()
         settle()
@@ -276,7 +286,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             return
         }
         guard let limitNanoseconds, !isClosed, answers.isEmpty, outputSent == output.count,
-            now &- lastActivityNanoseconds > limitNanoseconds
+            now &- lastActivityNanoseconds > limitNanoseconds, session.watches?.isEmpty ?? true
         else { return }
         core.logger.debug("conn.idle_closed", metadata: ["conn": "\(id)"])
         close()

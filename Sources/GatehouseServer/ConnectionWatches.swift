@@ -12,8 +12,9 @@ final class ConnectionWatches: WatchTarget {
     private let deliver: @Sendable ([UInt8]) -> Void
     private let watched = Mutex<[Key: Project]>([:])
 
+    /// A watch: the project's hub (one per project) and the profile.
     private struct Key: Hashable {
-        let project: ObjectIdentifier
+        let hub: ObjectIdentifier
         let profile: ProfileID
     }
 
@@ -26,9 +27,16 @@ final class ConnectionWatches: WatchTarget {
         deliver(line)
     }
 
+    func watchEnded(_ profile: ProfileID, in hub: WatchHub) {
+        _ = watched.withLock { $0.removeValue(forKey: Key(hub: ObjectIdentifier(hub), profile: profile)) }
+    }
+
+    /// Whether the connection watches anything (a watcher waiting for pushes is not idle).
+    var isEmpty: Bool { watched.withLock { $0.isEmpty } }
+
     /// Claims room for one more watch (a repeat of one already held takes none).
     func reserve(_ project: Project, _ profile: ProfileID) throws(GatehouseError) {
-        let key = Key(project: ObjectIdentifier(project), profile: profile)
+        let key = Key(hub: ObjectIdentifier(project.watchHub), profile: profile)
         let fits = watched.withLock { watched -> Bool in
             guard watched[key] == nil else { return true }
             guard watched.count < Self.perConnectionMax else { return false }
@@ -41,7 +49,7 @@ final class ConnectionWatches: WatchTarget {
     /// Forgets one watch; answers whether it was held.
     @discardableResult
     func release(_ project: Project, _ profile: ProfileID) -> Bool {
-        let held = watched.withLock { $0.removeValue(forKey: Key(project: ObjectIdentifier(project), profile: profile)) != nil }
+        let held = watched.withLock { $0.removeValue(forKey: Key(hub: ObjectIdentifier(project.watchHub), profile: profile)) != nil }
         project.watchHub.remove(watchID, profile: profile)
         return held
     }

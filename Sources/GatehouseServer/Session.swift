@@ -21,7 +21,9 @@ public final class Session: Sendable {
         principal.withLock { $0 }
     }
 
+    /// A new `hello`: the watches made under the previous key end.
     func set(_ newValue: Principal?) {
         principal.withLock { $0 = newValue }
+        watches?.releaseAll()
     }
 }

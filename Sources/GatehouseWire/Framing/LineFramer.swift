@@ -25,7 +25,7 @@ public struct LineFramer: Sendable {
 
     /// An arena larger than this is released once it is empty, so one big line does not pin
     /// megabytes to an idle connection for its lifetime.
-    private static let retainedCapacity = 64 * 1024
+    private static let retainedCapacity = 16 * 1024
     private static let initialCapacity = 4 * 1024
 
     public enum Next: Equatable, Sendable {
