@@ -37,15 +37,19 @@ extension BenchArguments {
     static let restartParser = ArgumentParser(
         command: "gatehouse-bench restart",
         summary: """
-            Measures DESIGN.md's restart goals on the real engine, in a scratch data directory
-            under --data-dir that is deleted at the end: builds one project with N identified
-            profiles, each buying a subscription (W tasks driving the project actor, each write
-            waiting to be durable, so group commit shares frames), times a checkpoint of it
-            (snapshot size, and the file read back and decoded alone), appends M
-            currency.transact credits after the snapshot, closes the engine, and times a
-            fresh Engine.open: snapshot load, replay of the M records, the start-up expiry
-            pass, each phase shown. Prints resident memory after the restart. Automatic
-            snapshots are off, so the restart replays all M records.
+            Measures DESIGN.md's restart goals on the real engine, in a scratch data
+            directory under --data-dir that is deleted at the end:
+              build     one project with N identified profiles, each buying a
+                        subscription, through the project actor (W tasks, each
+                        write waiting to be durable, so group commit shares
+                        frames)
+              snapshot  a checkpoint of it, timed: body and file size, and the
+                        file read back and decoded alone
+              append    M currency.transact credits after the snapshot
+              restart   the engine closed, then a fresh Engine.open timed:
+                        snapshot load, replay of the M records, the start-up
+                        expiry pass, each phase shown; resident memory after
+            Automatic snapshots are off, so the restart replays all M records.
             Build with -c release: a debug build's figures mean nothing.
             Exit codes: 0 ok, 1 a phase failed or the restarted state differs, 2 usage.
             """,

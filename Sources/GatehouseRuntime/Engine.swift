@@ -178,10 +178,11 @@ struct RecoveryState {
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
             // A change for an incarnation deleted before the replay start is simply past.
-            guard var entry = loaded[incarnation], lsn > entry.baseLSN else { return }
-            entry.state.apply(batch)
-            entry.lastLSN = lsn
-            loaded[incarnation] = entry
+            guard let baseLSN = loaded[incarnation]?.baseLSN, lsn > baseLSN else { return }
+            // Applied in place: a copy taken out of the dictionary would share the state's
+            // storage, and every record would then copy the collections it touches.
+            loaded[incarnation]?.state.apply(batch)
+            loaded[incarnation]?.lastLSN = lsn
         }
     }
 
