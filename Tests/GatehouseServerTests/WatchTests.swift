@@ -513,20 +513,24 @@ import Glibc
     }
 
     /// The idle timer runs on the real monotonic clock, so this one test waits: past the idle
-    /// limit, the watcher (which only waits for pushes) must still be open. The change comes from
-    /// a connection opened afterwards, so nothing else needs to stay open meanwhile.
+    /// limit, the watcher (which only waits for pushes) must still be open. Everything before the
+    /// wait happens back to back on the watcher's own connection, and the change comes from a
+    /// connection opened afterwards, so no other connection needs to stay open meanwhile.
     @Test func aConnectionHoldingAWatchIsNotClosedAsIdle() async throws {
-        try await withTestServer({ $0.idleTimeout = .milliseconds(200) }) { server in
-            let scene = try await Scene.make(server)
-            let profile = try await scene.create()
-            let watcher = try await scene.watcher(.publicKey, watching: [profile.id])
-            try await Task.sleep(for: .milliseconds(700))
+        try await withTestServer({ $0.idleTimeout = .seconds(1) }) { server in
+            let keys = try await server.createProject("acme")
+            let watcher = try server.connect()
+            try await watcher.hello(keys.secretKey)
+            #expect(try await watcher.call("config.put", ["config": ["currencies": [["code": "COINS"]]]]).isSuccess)
+            let id = try #require(try await watcher.call("profile.create").object("profile")?.string("profile_id"))
+            #expect(try await watcher.call("watch", ["profile_id": .string(id)])["watching"] == true)
+            try await Task.sleep(for: .milliseconds(2500))
             let late = try server.connect()
-            try await late.hello(scene.keys.secretKey)
+            try await late.hello(keys.secretKey)
             #expect(try await late.call("currency.transact", [
-                "profile_id": .string(profile.id), "currency": "COINS", "amount": 1, "idempotency_key": "late",
+                "profile_id": .string(id), "currency": "COINS", "amount": 1, "idempotency_key": "late",
             ]).isSuccess)
-            let push = try await watcher.client.readLine()
+            let push = try await watcher.readLine()
             #expect(push != nil, "the watcher was closed as idle")
         }
     }
