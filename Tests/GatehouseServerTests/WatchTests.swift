@@ -513,23 +513,37 @@ import Glibc
     }
 
     /// The idle timer runs on the real monotonic clock, so this one test waits: past the idle
-    /// limit, the watcher (which only waits for pushes) must still be open. Everything before the
-    /// wait happens back to back on the watcher's own connection, and the change comes from a
-    /// connection opened afterwards, so no other connection needs to stay open meanwhile.
+    /// limit, the watcher (which only waits for pushes) must still be open. Each connection sends
+    /// all its requests in one write, so a busy machine cannot leave one idle halfway through its
+    /// setup (as `Limits.idleConnectionIsClosed` does).
     @Test func aConnectionHoldingAWatchIsNotClosedAsIdle() async throws {
         try await withTestServer({ $0.idleTimeout = .seconds(1) }) { server in
-            let keys = try await server.createProject("acme")
+            func lines(_ requests: [JSONObject]) -> [UInt8] {
+                Array(requests.map { JSONWriter.string(.object($0)) + "\n" }.joined().utf8)
+            }
+            let admin = try server.connect()
+            try await admin.sendRaw(lines([["op": "hello", "key": .string(TestServer.adminKey)],
+                                           ["op": "project.create", "project": "acme"]]))
+            _ = try await admin.readAnswer()
+            let secret = try #require(try await admin.readAnswer().object("keys")?.string("secret"))
+            let backend = try server.connect()
+            try await backend.sendRaw(lines([["op": "hello", "key": .string(secret)],
+                                             ["op": "config.put", "config": ["currencies": [["code": "COINS"]]]],
+                                             ["op": "profile.create"]]))
+            _ = try await backend.readAnswer()
+            _ = try await backend.readAnswer()
+            let id = try #require(try await backend.readAnswer().object("profile")?.string("profile_id"))
             let watcher = try server.connect()
-            try await watcher.hello(keys.secretKey)
-            #expect(try await watcher.call("config.put", ["config": ["currencies": [["code": "COINS"]]]]).isSuccess)
-            let id = try #require(try await watcher.call("profile.create").object("profile")?.string("profile_id"))
-            #expect(try await watcher.call("watch", ["profile_id": .string(id)])["watching"] == true)
+            try await watcher.sendRaw(lines([["op": "hello", "key": .string(secret)], ["op": "watch", "profile_id": .string(id)]]))
+            #expect(try await watcher.readAnswer().isSuccess)
+            #expect(try await watcher.readAnswer()["watching"] == true)
             try await Task.sleep(for: .milliseconds(2500))
             let late = try server.connect()
-            try await late.hello(keys.secretKey)
-            #expect(try await late.call("currency.transact", [
-                "profile_id": .string(id), "currency": "COINS", "amount": 1, "idempotency_key": "late",
-            ]).isSuccess)
+            try await late.sendRaw(lines([["op": "hello", "key": .string(secret)],
+                                          ["op": "currency.transact", "profile_id": .string(id), "currency": "COINS", "amount": 1,
+                                           "idempotency_key": "late"]]))
+            _ = try await late.readAnswer()
+            #expect(try await late.readAnswer().isSuccess)
             let push = try await watcher.readLine()
             #expect(push != nil, "the watcher was closed as idle")
         }
