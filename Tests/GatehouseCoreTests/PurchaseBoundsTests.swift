@@ -126,4 +126,23 @@ private typealias C = PurchaseCatalogue
         #expect(world.state.purchases.formerSources[alice] == [FormerSource(kind: .oneTime, key: C.key("l1"))])
         #expect(world.entitlement("pro", of: alice)?.isActive == false)
     }
+
+    @Test func idempotencyKeysAreForgottenAfterThirtyDaysAsNewOnesArrive() throws {
+        var world = PurchaseWorld.withCurrencies()
+        let alice = try world.create("alice")
+        let first = try world.transact(alice, 10, key: "k1")
+        world.nowMs += 30 * Self.day
+        #expect(try world.transact(alice, 10, key: "k1").replayed, "within 30 days a key answers its first result")
+        world.nowMs += 1
+        try world.transact(alice, 5, key: "k2")
+        #expect(world.state.currencies.idempotency["k1"] == nil)
+        let again = try world.transact(alice, 10, key: "k1")
+        #expect(!again.replayed && again.transactionID != first.transactionID)
+        #expect(world.balance(alice) == 25)
+        // A ledger rebuilt from its parts forgets the same keys next.
+        let ledger = world.state.currencies
+        let rebuilt = CurrencyLedger(histories: ledger.histories, termGrants: Array(ledger.termGrants.values),
+                                     idempotency: ledger.idempotency)
+        #expect(rebuilt == ledger)
+    }
 }

@@ -132,8 +132,15 @@ public struct CurrencyLedger: Sendable {
     /// Per profile, per currency: every change, oldest first.
     public private(set) var histories: [ProfileID: [String: [CurrencyEntry]]] = [:]
     public private(set) var termGrants: [String: TermGrant] = [:]
-    /// Per idempotency key, in the order answered.
+    /// Keys answered in the last ``idempotencyKeptMs``, by key.
     public private(set) var idempotency: [String: IdempotencyRecord] = [:]
+    /// Those keys oldest first (derived), so the oldest are forgotten without a scan.
+    private var idempotencyOrder: [String] = []
+    private var idempotencyHead = 0
+
+    /// How long a `currency.transact` key is remembered: a retry within it answers the first
+    /// result; after it, the key is new again (Stripe keeps its keys a day).
+    public static let idempotencyKeptMs: Int64 = 30 * 86_400_000
     /// The terms of each purchase whose grants wait for an owner (derived from `termGrants`).
     private var pending: [PurchaseKey: Set<String>] = [:]
 
@@ -144,6 +151,7 @@ public struct CurrencyLedger: Sendable {
         self.histories = histories
         for grant in termGrants { store(grant) }
         self.idempotency = idempotency
+        idempotencyOrder = idempotency.sorted { ($0.value.atMs, $0.key) < ($1.value.atMs, $1.key) }.map(\.key)
     }
 
     public func balance(of profile: ProfileID, _ currency: String) -> Int64 {
@@ -188,7 +196,20 @@ public struct CurrencyLedger: Sendable {
     }
 
     mutating func remember(key: String, _ record: IdempotencyRecord) {
-        idempotency[key] = record
+        guard idempotency.updateValue(record, forKey: key) == nil else { return }
+        idempotencyOrder.append(key)
+        // Forget keys older than the window, oldest first, as new ones arrive.
+        while idempotencyHead < idempotencyOrder.count,
+            let oldest = idempotency[idempotencyOrder[idempotencyHead]],
+            record.atMs - oldest.atMs > Self.idempotencyKeptMs
+        {
+            idempotency[idempotencyOrder[idempotencyHead]] = nil
+            idempotencyHead += 1
+        }
+        if idempotencyHead >= 1024, idempotencyHead * 2 >= idempotencyOrder.count {
+            idempotencyOrder.removeFirst(idempotencyHead)
+            idempotencyHead = 0
+        }
     }
 
     /// A deleted profile's balances go with it.
