@@ -188,18 +188,22 @@ public final class EventLoop: @unchecked Sendable {
     private func runTasks() {
         // Tasks queued while these run are picked up on the next turn, so a task that queues
         // another cannot starve the descriptors.
-        let tasks = inbox.withLock { inbox in
+        // Most turns have none: taking the (empty) array would still copy its buffer.
+        let tasks = inbox.withLock { inbox -> [@Sendable () -> Void] in
             inbox.wakePending = false
-            let tasks = inbox.tasks
-            inbox.tasks.removeAll(keepingCapacity: true)
-            return tasks
+            guard !inbox.tasks.isEmpty else { return [] }
+            var taken: [@Sendable () -> Void] = []
+            swap(&taken, &inbox.tasks)
+            return taken
         }
         for task in tasks { task() }
     }
 
     private func waitTimeoutMilliseconds() -> Int32 {
         if inbox.withLock({ !$0.tasks.isEmpty }) { return 0 }
-        guard let next = timers.map(\.deadline).min() else { return 1000 }
+        var earliest: UInt64?
+        for timer in timers where earliest.map({ timer.deadline < $0 }) ?? true { earliest = timer.deadline }
+        guard let next = earliest else { return 1000 }
         let now = Self.monotonicNanoseconds()
         if next <= now { return 0 }
         return Int32(min((next - now + 999_999) / 1_000_000, 1000))
