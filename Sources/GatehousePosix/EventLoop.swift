@@ -38,7 +38,9 @@ public final class EventLoop: @unchecked Sendable {
     private let thread = Mutex<OSThread?>(nil)
 
     // Loop-thread state.
-    private var handlers: [Int32: any IOEventHandler] = [:]
+    /// Indexed by descriptor (descriptors are small integers the kernel reuses): a lookup per
+    /// event is an array index, not a hash.
+    private var handlers: [(any IOEventHandler)?] = []
     private var timers: [LoopTimer] = []
     private var nextTimerID = 0
 
@@ -110,7 +112,9 @@ public final class EventLoop: @unchecked Sendable {
         _ = try blockingSyscall("epoll_ctl(ADD)") {
             cgh_epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, descriptor, interest.rawValue)
         }
-        handlers[descriptor] = handler
+        let index = Int(descriptor)
+        if index >= handlers.count { handlers.append(contentsOf: repeatElement(nil, count: max(index + 1, handlers.count * 2) - handlers.count)) }
+        handlers[index] = handler
     }
 
     public func setInterest(_ descriptor: Int32, _ interest: IOEvents) {
@@ -120,7 +124,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Removes a descriptor; call it before closing the descriptor.
     public func unregister(_ descriptor: Int32) {
         _ = cgh_epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, 0)
-        handlers[descriptor] = nil
+        if Int(descriptor) < handlers.count { handlers[Int(descriptor)] = nil }
     }
 
     /// Calls `body` on the loop's thread every `interval` until the loop stops; returns its id.
@@ -165,7 +169,7 @@ public final class EventLoop: @unchecked Sendable {
                 let descriptor = descriptors[index]
                 if descriptor == wakeDescriptor {
                     drainWake()
-                } else if let handler = handlers[descriptor] {
+                } else if Int(descriptor) < handlers.count, let handler = handlers[Int(descriptor)] {
                     handler.handle(IOEvents(rawValue: events[index]))
                 }
             }
