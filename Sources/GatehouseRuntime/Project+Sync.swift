@@ -23,9 +23,14 @@ extension Project {
 
 extension Project {
     /// Starts pushing `target` the changes of a profile after its cursor now; answers the
-    /// canonical id watched (an alias watches the profile it stands for).
-    public func watch(profile id: ProfileID, target: any WatchTarget) throws(GatehouseError) -> ProfileID {
+    /// canonical id watched (an alias watches the profile it stands for). `admit` may refuse
+    /// the canonical profile (the connection's limit) before anything is registered.
+    public func watch(
+        profile id: ProfileID, target: any WatchTarget,
+        admit: @Sendable (ProfileID) throws(GatehouseError) -> Void = { _ in }
+    ) throws(GatehouseError) -> ProfileID {
         let profile = try currentState.resolveProfile(id)
+        try admit(profile.id)
         watchHub.add(target, profile: profile.id, cursor: max(profile.cursor, currentState.configCursor))
         return profile.id
     }

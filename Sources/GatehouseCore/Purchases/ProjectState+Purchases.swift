@@ -31,9 +31,12 @@ extension ProjectState {
         public var balances: [CurrencyBalance]
     }
 
-    /// The entitlements a profile's document shows at `nowMs` (what `sync` compares).
+    /// The entitlements a profile's document shows at `nowMs` (what `sync` compares after each
+    /// batch): only the entitlements, without the document's lists and balances.
     func entitlementViews(of id: ProfileID, nowMs: Int64) -> [EntitlementView] {
-        holdings(of: id, nowMs: nowMs).entitlements
+        let id = profiles.canonicalID(id) ?? id
+        return entitlementViews(of: id, subscriptions: purchases.subscriptions(ownedBy: id),
+                                oneTime: purchases.oneTimePurchases(ownedBy: id), nowMs: nowMs)
     }
 
     /// `id` may be an alias: the holdings are the canonical profile's.
@@ -41,9 +44,18 @@ extension ProjectState {
         let id = profiles.canonicalID(id) ?? id
         let subscriptions = purchases.subscriptions(ownedBy: id)
         let oneTime = purchases.oneTimePurchases(ownedBy: id)
+        return Holdings(subscriptions: subscriptions, purchases: oneTime,
+                        entitlements: entitlementViews(of: id, subscriptions: subscriptions, oneTime: oneTime, nowMs: nowMs),
+                        balances: balances(of: id))
+    }
+
+    /// What the canonical profile `id` owns gives, and, inactive, what it lost to transfers
+    /// while nothing it owns gives the same entitlement; ordered by entitlement.
+    private func entitlementViews(of id: ProfileID, subscriptions: [Subscription], oneTime: [OneTimePurchase], nowMs: Int64)
+        -> [EntitlementView]
+    {
         var entitlements = Entitlements.compute(
             catalog: catalog, subscriptions: subscriptions, purchases: oneTime, grants: purchases.grants(of: id), nowMs: nowMs)
-        // What it lost to transfers stays listed, inactive, unless something it owns gives it.
         let former = purchases.formerHoldings(of: id)
         if !former.subscriptions.isEmpty || !former.purchases.isEmpty {
             let lost = Entitlements.compute(catalog: catalog, subscriptions: former.subscriptions, purchases: former.purchases,
@@ -53,9 +65,7 @@ extension ProjectState {
                 entitlements[entitlementID] = view
             }
         }
-        return Holdings(subscriptions: subscriptions, purchases: oneTime,
-                        entitlements: entitlements.values.sorted { $0.entitlementID < $1.entitlementID },
-                        balances: balances(of: id))
+        return entitlements.values.sorted { $0.entitlementID < $1.entitlementID }
     }
 
     // MARK: purchase.report and purchase.restore

@@ -65,9 +65,19 @@ public struct FormerSource: Sendable, Hashable, Comparable {
 }
 
 /// What the timer waits for: a subscription's expiry (or end of grace), or a grant's end.
-public enum Deadline: Sendable, Hashable {
+public enum Deadline: Sendable, Hashable, Comparable {
     case subscription(PurchaseKey)
     case grant(ProfileID, entitlement: String)
+
+    /// Subscriptions before grants, then by key: the order due items are expired in.
+    public static func < (a: Deadline, b: Deadline) -> Bool {
+        switch (a, b) {
+        case (.subscription(let x), .subscription(let y)): x < y
+        case (.subscription, .grant): true
+        case (.grant, .subscription): false
+        case (.grant(let p, let e), .grant(let q, let f)): p == q ? e < f : p < q
+        }
+    }
 }
 
 /// Everything a project's profiles bought or were given (DESIGN.md, "Who owns a purchase"),
@@ -179,7 +189,7 @@ public struct PurchaseBook: Sendable {
         var seen = Set<Deadline>()
         return deadlines.entries(atOrBefore: nowMs)
             .filter { current(of: $0.key) == $0.ms && seen.insert($0.key).inserted }
-            .sorted { ($0.ms, "\($0.key)") < ($1.ms, "\($1.key)") }
+            .sorted { $0.ms != $1.ms ? $0.ms < $1.ms : $0.key < $1.key }
             .map(\.key)
     }
 

@@ -11,14 +11,10 @@ enum SyncOperations {
     static let watch = Operation(name: "watch", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
         guard let watches = context.session.watches else { throw GatehouseError(.internal, "this session cannot receive pushes") }
         let project = context.project
-        let id = try ProfileOperations.profileID(context.fields)
-        let canonical = try await project.canonicalProfile(id)
-        try watches.reserve(project, canonical)
-        do throws(GatehouseError) {
-            _ = try await project.watch(profile: id, target: watches)
-        } catch {
-            watches.release(project, canonical)
-            throw error
+        // One step in the actor resolves, claims room on the connection and registers, so
+        // neither a merge nor a change can come in between.
+        _ = try await project.watch(profile: try ProfileOperations.profileID(context.fields), target: watches) {
+            canonical throws(GatehouseError) in try watches.reserve(project, canonical)
         }
         return Reply(["watching": true])
     })
