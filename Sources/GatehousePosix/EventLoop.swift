@@ -42,6 +42,7 @@ public final class EventLoop: @unchecked Sendable {
     /// event is an array index, not a hash.
     private var handlers: [(any IOEventHandler)?] = []
     private var timers: [LoopTimer] = []
+    private var endOfTurn: [() -> Void] = []
     private var nextTimerID = 0
 
     private struct Inbox {
@@ -175,8 +176,25 @@ public final class EventLoop: @unchecked Sendable {
             }
             runTasks()
             runDueTimers()
+            runEndOfTurn()
         }
         runTasks()
+        runEndOfTurn()
+    }
+
+    /// Runs `body` on this loop's thread once the current turn's events and tasks are handled:
+    /// work that many events of one turn share (one write of many answers) is done once.
+    /// Loop thread only.
+    public func atEndOfTurn(_ body: @escaping () -> Void) {
+        endOfTurn.append(body)
+    }
+
+    private func runEndOfTurn() {
+        while !endOfTurn.isEmpty {
+            var bodies: [() -> Void] = []
+            swap(&bodies, &endOfTurn)
+            for body in bodies { body() }
+        }
     }
 
     private func wake() {

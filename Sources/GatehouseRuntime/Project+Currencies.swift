@@ -14,8 +14,10 @@ extension Project {
         throws(GatehouseError) -> Committed<TransactOutcome>
     {
         let profile = try resolve(lookup)
-        let decision = try currentState.transact(profile: profile.id, currency: currency, amount: amount, key: key,
-                                                 reason: reason, nowMs: nowMs)
+        let now = nowMs
+        let decision = try reading { state throws(GatehouseError) in
+            try state.transact(profile: profile.id, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
+        }
         // A replay answers once the first answer's change is durable (it may still be in flight).
         let lsn = try commitIfAny(decision.batch)
         return Committed(TransactOutcome(transactionID: decision.transactionID, balance: decision.balance,
@@ -26,7 +28,7 @@ extension Project {
         -> Committed<[CurrencyEntry]>
     {
         let profile = try resolve(lookup)
-        return Committed(try currentState.currencyHistory(profile: profile.id, currency: currency, limit: limit),
-                         lsn: lastCommittedLSN)
+        let history = try reading { state throws(GatehouseError) in try state.currencyHistory(profile: profile.id, currency: currency, limit: limit) }
+        return Committed(history, lsn: lastCommittedLSN)
     }
 }

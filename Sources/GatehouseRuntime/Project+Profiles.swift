@@ -32,52 +32,58 @@ extension Project {
     }
 
     public func createProfile(customerUserID: String?, token: AppAccountToken?) throws(GatehouseError) -> Committed<ProfileOutcome> {
-        let decision = try currentState.createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random)
+        let (now, random) = (nowMs, random)
+        let decision = try reading { state throws(GatehouseError) in try state.createProfile(customerUserID: customerUserID, token: token, nowMs: now, random: random) }
         return try carryOut(decision)
     }
 
     public func identify(profile: ProfileID, customerUserID: String, token: AppAccountToken?) throws(GatehouseError)
         -> Committed<ProfileOutcome>
     {
-        let decision = try currentState.identify(profile: profile, customerUserID: customerUserID, token: token,
-                                                 nowMs: nowMs, random: random)
+        let (now, random) = (nowMs, random)
+        let decision = try reading { state throws(GatehouseError) in
+            try state.identify(profile: profile, customerUserID: customerUserID, token: token, nowMs: now, random: random)
+        }
         return try carryOut(decision)
     }
 
     public func logout(profile: ProfileID) throws(GatehouseError) -> Committed<ProfileOutcome> {
-        try carryOut(try currentState.logout(profile: profile, nowMs: nowMs, random: random))
+        let (now, random) = (nowMs, random)
+        return try carryOut(try reading { state throws(GatehouseError) in try state.logout(profile: profile, nowMs: now, random: random) })
     }
 
     public func updateAttributes(profile: ProfileID, _ updates: [ProjectState.AttributeUpdate]) throws(GatehouseError)
         -> Committed<Profile>
     {
-        let decision = try currentState.updateAttributes(profile: profile, updates, nowMs: nowMs)
+        let now = nowMs
+        let decision = try reading { state throws(GatehouseError) in try state.updateAttributes(profile: profile, updates, nowMs: now) }
         let outcome = try carryOut(decision)
         return Committed(outcome.value.view.profile, lsn: outcome.lsn)
     }
 
     public func deleteProfile(_ id: ProfileID) throws(GatehouseError) -> LSN {
-        let decision = try currentState.deleteProfile(id, nowMs: nowMs)
+        let now = nowMs
+        let decision = try reading { state throws(GatehouseError) in try state.deleteProfile(id, nowMs: now) }
         return try commitIfAny(decision.batch)
     }
 
     /// A page of the event feed.
     public func events(after cursor: UInt64, limit: Int) -> Committed<[Event]> {
-        Committed(currentState.events.events(after: cursor, limit: limit), lsn: lastCommittedLSN)
+        Committed(peek { $0.events.events(after: cursor, limit: limit) }, lsn: lastCommittedLSN)
     }
 
     func resolve(_ lookup: ProfileLookup) throws(GatehouseError) -> Profile {
         switch lookup {
         case .id(let id):
-            return try currentState.resolveProfile(id)
+            return try reading { state throws(GatehouseError) in try state.resolveProfile(id) }
         case .customerUserID(let raw):
             let customerUserID = try ProjectState.normalizeCustomerUserID(raw)
-            guard let profile = currentState.profiles.profile(customerUserID: customerUserID) else {
+            guard let profile = peek({ $0.profiles.profile(customerUserID: customerUserID) }) else {
                 throw .notFound("a profile with that customer user id")
             }
             return profile
         case .token(let token):
-            guard let profile = currentState.profiles.profile(token: token) else { throw .notFound("a profile with that app account token") }
+            guard let profile = peek({ $0.profiles.profile(token: token) }) else { throw .notFound("a profile with that app account token") }
             return profile
         }
     }
@@ -95,19 +101,24 @@ extension Project {
     }
 
     func view(of id: ProfileID) -> ProfileView {
-        guard let profile = currentState.profiles.profile(id) else {
-            preconditionFailure("the profile a rule answered with does not exist after its changes")
-        }
         let now = nowMs
-        return ProfileView(profile: profile, holdings: currentState.holdings(of: profile.id, nowMs: now),
-                           config: currentState.config, nowMs: now)
+        return peek { state in
+            guard let profile = state.profiles.profile(id) else {
+                preconditionFailure("the profile a rule answered with does not exist after its changes")
+            }
+            return ProfileView(profile: profile, holdings: state.holdings(of: profile.id, nowMs: now), config: state.config,
+                               nowMs: now)
+        }
     }
 }
 
 extension Project {
     /// The config a profile's `offerings` answer is built from (the profile must exist here).
     public func offerings(for id: ProfileID) throws(GatehouseError) -> Committed<ProjectConfig> {
-        _ = try currentState.resolveProfile(id)
-        return Committed(currentState.config, lsn: lastCommittedLSN)
+        let config = try reading { state throws(GatehouseError) in
+            _ = try state.resolveProfile(id)
+            return state.config
+        }
+        return Committed(config, lsn: lastCommittedLSN)
     }
 }

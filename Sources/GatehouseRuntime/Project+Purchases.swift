@@ -23,33 +23,36 @@ extension Project {
         -> Committed<PurchaseOutcome>
     {
         let now = nowMs
-        let transaction = try input(currentState.config, now)
-        return try carryOut(try currentState.reportPurchase(profile: profile, transaction: transaction, nowMs: now))
+        let transaction = try input(peek { $0.config }, now)
+        return try carryOut(try reading { state throws(GatehouseError) in try state.reportPurchase(profile: profile, transaction: transaction, nowMs: now) })
     }
 
     public func restorePurchases(profile: ProfileID, _ input: StoreInput<[StoreTransaction]>) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {
         let now = nowMs
-        let transactions = try input(currentState.config, now)
-        return try carryOut(try currentState.restorePurchases(profile: profile, transactions: transactions, nowMs: now))
+        let transactions = try input(peek { $0.config }, now)
+        return try carryOut(try reading { state throws(GatehouseError) in try state.restorePurchases(profile: profile, transactions: transactions, nowMs: now) })
     }
 
     public func notify(_ input: StoreInput<StoreNotification>) throws(GatehouseError) -> Committed<PurchaseOutcome> {
         let now = nowMs
-        let notification = try input(currentState.config, now)
-        return try carryOut(try currentState.notify(notification, nowMs: now), withDocument: false)
+        let notification = try input(peek { $0.config }, now)
+        return try carryOut(try reading { state throws(GatehouseError) in try state.notify(notification, nowMs: now) }, withDocument: false)
     }
 
     public func grantEntitlement(profile: ProfileID, entitlement: String, expiresMs: Int64?) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {
-        try carryOut(try currentState.grantEntitlement(profile: profile, entitlement: entitlement, expiresMs: expiresMs,
-                                                      nowMs: nowMs))
+        let now = nowMs
+        return try carryOut(try reading { state throws(GatehouseError) in
+            try state.grantEntitlement(profile: profile, entitlement: entitlement, expiresMs: expiresMs, nowMs: now)
+        })
     }
 
     public func revokeEntitlement(profile: ProfileID, entitlement: String) throws(GatehouseError) -> Committed<PurchaseOutcome> {
-        try carryOut(try currentState.revokeEntitlement(profile: profile, entitlement: entitlement, nowMs: nowMs))
+        let now = nowMs
+        return try carryOut(try reading { state throws(GatehouseError) in try state.revokeEntitlement(profile: profile, entitlement: entitlement, nowMs: now) })
     }
 
     private func carryOut(_ decision: ProjectState.PurchaseDecision, withDocument: Bool = true) throws(GatehouseError)

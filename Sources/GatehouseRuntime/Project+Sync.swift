@@ -12,7 +12,7 @@ extension Project {
     /// A `sync` the connection could not settle from the board: builds the document only when
     /// something changed; that answer waits for the log (`lsn`), "nothing changed" does not.
     public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> Committed<SyncOutcome> {
-        let decision = try currentState.sync(profile: id, cursor: cursor)
+        let decision = try reading { state throws(GatehouseError) in try state.sync(profile: id, cursor: cursor) }
         guard !decision.changed.isEmpty else {
             return Committed(SyncOutcome(cursor: decision.cursor, changed: [], view: nil), lsn: 0)
         }
@@ -29,14 +29,14 @@ extension Project {
         profile id: ProfileID, target: any WatchTarget,
         admit: @Sendable (ProfileID) throws(GatehouseError) -> Void = { _ in }
     ) throws(GatehouseError) -> ProfileID {
-        let profile = try currentState.resolveProfile(id)
+        let (profile, configCursor) = try reading { state throws(GatehouseError) in (try state.resolveProfile(id), state.configCursor) }
         try admit(profile.id)
-        watchHub.add(target, profile: profile.id, cursor: max(profile.cursor, currentState.configCursor))
+        watchHub.add(target, profile: profile.id, cursor: max(profile.cursor, configCursor))
         return profile.id
     }
 
     /// The canonical id behind a profile id, for `unwatch`.
     public func canonicalProfile(_ id: ProfileID) throws(GatehouseError) -> ProfileID {
-        try currentState.resolveProfile(id).id
+        try reading { state throws(GatehouseError) in try state.resolveProfile(id).id }
     }
 }

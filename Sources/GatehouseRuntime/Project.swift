@@ -63,7 +63,28 @@ public actor Project {
     }
 
     var log: WriteAheadLog { context.log }
-    var currentState: ProjectState { state }
+    /// Lends the state to `body` to read, without copying it: a struct stored in a class and
+    /// read as a value is copied (a retain of every buffer it holds, and a release after), which
+    /// every request paid. `body` must not call back into the project. (A throwing closure names
+    /// its error type, `{ state throws(GatehouseError) in … }`: closures do not infer it.)
+    func reading<T>(_ body: (borrowing ProjectState) throws(GatehouseError) -> T) throws(GatehouseError) -> T {
+        try Self.lend(&state, to: body)
+    }
+
+    /// Like ``reading(_:)`` for a body that cannot fail.
+    func peek<T>(_ body: (borrowing ProjectState) -> T) -> T {
+        Self.lend(&state, to: body)
+    }
+
+    private static func lend<T>(_ state: inout ProjectState, to body: (borrowing ProjectState) throws(GatehouseError) -> T)
+        throws(GatehouseError) -> T
+    {
+        try body(state)
+    }
+
+    private static func lend<T>(_ state: inout ProjectState, to body: (borrowing ProjectState) -> T) -> T {
+        body(state)
+    }
     var lastCommittedLSN: LSN { lastLSN }
     var nowMs: Int64 { context.clock.nowMs() }
     var random: any RandomSource { context.random }
@@ -182,9 +203,7 @@ public actor Project {
         let lsn = try log.appendMappingErrors(record)
         let effects = state.apply(batch)
         lastLSN = lsn
-        published.update(from: state)
-        syncBoard.publish(effects, from: state)
-        let pushes = watchHub.pushes(for: effects, in: state)
+        let pushes = Self.announce(effects, of: &state, published: published, syncBoard: syncBoard, watchHub: watchHub)
         if !pushes.isEmpty {
             log.whenDurable(lsn) {
                 for (target, line) in pushes { target.push(line) }
@@ -197,6 +216,20 @@ public actor Project {
         }
         armExpiryTimer()
         return lsn
+    }
+}
+
+extension Project {
+    /// Tells the readers outside the actor what a batch changed, and answers the watchers'
+    /// pushes. The state comes `inout` only so that it is lent, not copied: a struct stored in a
+    /// class and passed by value is copied (a retain of every buffer it holds, a release after).
+    private static func announce(
+        _ effects: ProjectState.BatchEffects, of state: inout ProjectState, published: PublishedProjectState,
+        syncBoard: SyncBoard, watchHub: WatchHub
+    ) -> [(any WatchTarget, [UInt8])] {
+        published.update(from: state)
+        syncBoard.publish(effects, from: state)
+        return watchHub.pushes(for: effects, in: state)
     }
 }
 

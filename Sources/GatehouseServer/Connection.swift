@@ -22,6 +22,8 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private var answers = SlotQueue()
     private var output: [UInt8] = []
     private var outputSent = 0
+    /// A flush is queued for the end of this loop turn (see `complete`).
+    private var flushScheduled = false
     private var interest: IOEvents = []
     /// No more requests will be read: the peer closed its side, a line was too long, or the
     /// server is shutting down. The connection closes once its answers are out.
@@ -69,6 +71,9 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         }
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
             readAvailable()
+            // Answers made inline go out now: waiting for the socket to report writable would
+            // cost two interest changes and a turn of the loop for every request.
+            if outputSent < output.count { flush() }
         }
         if events.contains(.hangup) || events.contains(.error) {
             // Both directions are gone (or reset): nothing more can be delivered, and epoll
@@ -189,14 +194,22 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         settle()
     }
 
-    /// An answer computed elsewhere arrives (on the loop's thread).
+    /// An answer computed elsewhere arrives (on the loop's thread). Answers of one group commit
+    /// arrive together, as tasks of the same loop turn: they are gathered and written with one
+    /// send at the end of the turn, not one send each (a pipelined client's writes share it).
     private func complete(_ slot: UInt64, with bytes: [UInt8]) {
         guard !isClosed else { return }
         answers.fill(slot, with: bytes)
         answers.drainReady(into: &output)
-        flush()
-        resumeBufferedRequests()
-        settle()
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.atEndOfTurn { [self] in
+            flushScheduled = false
+            guard !isClosed else { return }
+            flush()
+            resumeBufferedRequests()
+            settle()
+        }
     }
 
     // MARK: Writing

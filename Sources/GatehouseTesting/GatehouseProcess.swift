@@ -73,15 +73,12 @@ public final class GatehouseProcess: @unchecked Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeoutSeconds)) {
             if process.isRunning { kill(pid, SIGKILL) }
         }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let outputData = output.fileHandleForReading.readDataToEndOfFile()
-                let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus,
-                                                String(decoding: outputData, as: UTF8.self),
-                                                String(decoding: errorData, as: UTF8.self)))
-            }
+        return await offThePool {
+            let outputData = output.fileHandleForReading.readDataToEndOfFile()
+            let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+                    String(decoding: errorData, as: UTF8.self))
         }
     }
 }

@@ -1,14 +1,23 @@
 import Dispatch
+import GatehouseBase
 public import GatehouseCore
 public import GatehousePosix
 public import GatehouseWire
+import Synchronization
 
-/// A line client for tests. Its blocking reads and writes run on a queue of its own, never on
-/// the Swift concurrency pool, which the server under test needs for its own work.
+/// A line client for tests. Its blocking reads and writes run on a thread of its own, never on
+/// the Swift concurrency pool, which the server under test needs for its own work, and never on
+/// Dispatch's worker threads either: the whole suite runs side by side, and hundreds of clients
+/// blocked in reads there once used up Dispatch's thread limit, which the concurrency pool
+/// draws on too, so the servers could not answer and the reads timed out.
 public final class TestClient: @unchecked Sendable {
     private let client: LineClient
-    private let queue = DispatchQueue(label: "gatehouse.test-client")
+    private let worker = ClientThread()
     private var nextID: Int64 = 0
+
+    deinit {
+        worker.stop()
+    }
 
     /// Connects; every read gives up after `timeoutMilliseconds`, so a broken server fails the
     /// test instead of hanging it. The default is generous: the whole suite runs its servers side
@@ -69,7 +78,7 @@ public final class TestClient: @unchecked Sendable {
 
     /// Closes the connection at once, without reading what the server sends.
     public func close() {
-        queue.sync { client.close() }
+        worker.sync { self.client.close() }
     }
 
     /// Sends end-of-file; the server answers what it has read and closes.
@@ -79,8 +88,58 @@ public final class TestClient: @unchecked Sendable {
 
     private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
+            worker.async { continuation.resume(with: Result { try body() }) }
         }
+    }
+}
+
+/// One thread that runs jobs in the order they are given, until stopped.
+private final class ClientThread: Sendable {
+    private struct Queue {
+        var jobs: [@Sendable () -> Void] = []
+        var stopping = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let ready = DispatchSemaphore(value: 0)
+
+    /// The thread holds this object until ``stop()`` lets it end.
+    init() {
+        OSThread.detached { [self] in
+            while true {
+                ready.wait()
+                let next = queue.withLock { queue -> (@Sendable () -> Void)?? in
+                    if !queue.jobs.isEmpty { return queue.jobs.removeFirst() }
+                    return queue.stopping ? .some(nil) : nil
+                }
+                switch next {
+                case .some(.some(let job)): job()
+                case .some(.none): return
+                case .none: continue
+                }
+            }
+        }
+    }
+
+    func async(_ job: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.jobs.append(job) }
+        ready.signal()
+    }
+
+    /// Runs `job` on the thread and waits for it (jobs given before it run first).
+    func sync(_ job: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        async {
+            job()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    /// Ends the thread once the jobs given so far have run.
+    func stop() {
+        queue.withLock { $0.stopping = true }
+        ready.signal()
     }
 }
 

@@ -579,19 +579,17 @@ extension Watches {
 
     /// Every byte left on a blocking socket until the peer closes it, read off the concurrency pool.
     static func readToEnd(_ socket: Socket) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes: [UInt8] = []
-                var chunk = [UInt8](repeating: 0, count: 1 << 20)
-                while true {
-                    let count = chunk.withUnsafeMutableBytes { Glibc.read(socket.descriptor, $0.baseAddress, $0.count) }
-                    if count > 0 {
-                        bytes += chunk[..<count]
-                    } else if count == 0 {
-                        return continuation.resume(returning: bytes)
-                    } else if errno != EINTR {
-                        return continuation.resume(throwing: TestClientError.notAnObject("read failed: errno \(errno)"))
-                    }
+        try await offThePool {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(socket.descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    bytes += chunk[..<count]
+                } else if count == 0 {
+                    return bytes
+                } else if errno != EINTR {
+                    throw TestClientError.notAnObject("read failed: errno \(errno)")
                 }
             }
         }

@@ -71,31 +71,34 @@ public enum SnapshotFile {
         assert(bytes.count == headerBytes)
         bytes.append(contentsOf: header.metadata)
 
-        let deflater = Deflater()
+        // Chunks are independent: they are compressed side by side, then laid out in order.
+        let chunkCount = (body.count + chunkBytes - 1) / chunkBytes
+        let compressed = body.withUnsafeBytes { raw in
+            Parallel.map(chunkCount, makeContext: { Deflater() }) { deflater, index -> [UInt8]? in
+                let range = index * chunkBytes..<min((index + 1) * chunkBytes, raw.count)
+                let output = deflater.compress(UnsafeRawBufferPointer(rebasing: raw[range]))
+                return output.count < range.count ? output : nil
+            }
+        }
         var chunkCRCs: [UInt8] = []
-        var chunkCount: UInt32 = 0
-        var start = 0
-        while start < body.count {
+        for (index, deflated) in compressed.enumerated() {
+            let start = index * chunkBytes
             let end = min(start + chunkBytes, body.count)
-            let compressed = body.withUnsafeBytes { deflater.compress(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-            let useDeflate = compressed.count < end - start
             var chunk: [UInt8] = []
-            chunk.appendLE32(UInt32(useDeflate ? compressed.count : end - start))
+            chunk.appendLE32(UInt32(deflated?.count ?? end - start))
             chunk.appendLE32(UInt32(end - start))
-            chunk.append(useDeflate ? 1 : 0)
+            chunk.append(deflated == nil ? 0 : 1)
             chunk.append(contentsOf: [0, 0, 0])
             var crc = CRC32C.checksum(chunk)
-            crc = useDeflate ? CRC32C.update(crc, compressed) : CRC32C.update(crc, body[start..<end])
+            crc = if let deflated { CRC32C.update(crc, deflated) } else { CRC32C.update(crc, body[start..<end]) }
             chunk.appendLE32(crc)
             bytes.append(contentsOf: chunk)
-            if useDeflate { bytes.append(contentsOf: compressed) } else { bytes.append(contentsOf: body[start..<end]) }
+            if let deflated { bytes.append(contentsOf: deflated) } else { bytes.append(contentsOf: body[start..<end]) }
             chunkCRCs.appendLE32(crc)
-            chunkCount += 1
-            start = end
         }
         var footer: [UInt8] = []
         footer.append(contentsOf: footerMagic)
-        footer.appendLE32(chunkCount)
+        footer.appendLE32(UInt32(chunkCount))
         footer.appendLE32(0)
         footer.appendLE64(UInt64(body.count))
         footer.appendLE32(CRC32C.checksum(chunkCRCs))
@@ -175,49 +178,95 @@ public enum SnapshotFile {
         return Footer(start: start, chunkCount: chunkCount, bodyLength: Int(bodyLength), chunksCRC: raw.loadLE32(start + 24))
     }
 
+    /// Where one chunk is, as its header declares.
+    private struct ChunkPlace {
+        var offset: Int
+        var stored: Int
+        var rawLength: Int
+        var bodyOffset: Int
+    }
+
     private static func decodeChunks(_ raw: UnsafeRawBufferPointer, footer: Footer, from chunksStart: Int) throws(StorageError) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(min(footer.bodyLength, (footer.start - chunksStart) * 8))
-        var chunkCRCs: [UInt8] = []
+        // First, in order: where each chunk is and the sizes it declares (cheap, and a damaged
+        // length stops the walk). The first damage found here is reported unless an earlier
+        // chunk turns out damaged in the second pass: the first damage in file order wins.
+        var places: [ChunkPlace] = []
+        places.reserveCapacity(footer.chunkCount)
+        var walkDamage: StorageError?
         var offset = chunksStart
-        let inflater = Inflater()
+        var bodyCount = 0
         for index in 0..<footer.chunkCount {
-            guard footer.start - offset >= chunkHeaderBytes else { throw corrupt(offset, "chunk \(index) of \(footer.chunkCount) is missing") }
+            guard footer.start - offset >= chunkHeaderBytes else {
+                walkDamage = corrupt(offset, "chunk \(index) of \(footer.chunkCount) is missing")
+                break
+            }
             let stored = Int(raw.loadLE32(offset))
             let rawLength = Int(raw.loadLE32(offset + 4))
-            let codec = raw[offset + 8]
             let dataStart = offset + chunkHeaderBytes
-            guard stored <= footer.start - dataStart else { throw corrupt(offset, "chunk \(index) declares \(stored) bytes, past the footer") }
-            guard rawLength <= chunkBytesLimit, body.count + rawLength <= footer.bodyLength else {
-                throw corrupt(offset + 4, "chunk \(index) declares \(rawLength) raw bytes, more than the body has left")
+            guard stored <= footer.start - dataStart else {
+                walkDamage = corrupt(offset, "chunk \(index) declares \(stored) bytes, past the footer")
+                break
             }
-            let data = UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + stored])
-            let crc = CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 12])), data)
-            guard crc == raw.loadLE32(offset + 12) else { throw corrupt(offset, "chunk \(index) checksum does not match") }
-            guard raw[offset + 9] == 0, raw[offset + 10] == 0, raw[offset + 11] == 0 else {
-                throw corrupt(offset + 9, "chunk \(index) reserved bytes are not zero")
+            guard rawLength <= chunkBytesLimit, bodyCount + rawLength <= footer.bodyLength else {
+                walkDamage = corrupt(offset + 4, "chunk \(index) declares \(rawLength) raw bytes, more than the body has left")
+                break
             }
-            switch codec {
-            case 0:
-                guard stored == rawLength else { throw corrupt(offset, "stored chunk \(index) has different raw and stored lengths") }
-                body.append(contentsOf: data)
-            case 1:
-                do {
-                    body.append(contentsOf: try inflater.decompress(data, rawLength: rawLength))
-                } catch {
-                    throw corrupt(dataStart, "chunk \(index) does not inflate: \(error)")
-                }
-            default:
-                throw corrupt(offset + 8, "chunk \(index) has unknown codec \(codec)")
-            }
-            chunkCRCs.appendLE32(crc)
+            places.append(ChunkPlace(offset: offset, stored: stored, rawLength: rawLength, bodyOffset: bodyCount))
+            bodyCount += rawLength
             offset = dataStart + stored
         }
+        // Then side by side: each chunk's checksum and contents, inflated into its place.
+        var damage: StorageError?
+        let body = [UInt8](unsafeUninitializedCapacity: bodyCount) { output, count in
+            let target = output
+            let outcomes = Parallel.map(places.count, makeContext: { Inflater() }) { [places] inflater, index in
+                decodeChunk(raw, places[index], index: index, into: target, inflater: inflater)
+            }
+            damage = outcomes.first { $0 != nil } ?? nil
+            count = damage == nil && walkDamage == nil ? bodyCount : 0
+        }
+        if let damage { throw damage }
+        if let walkDamage { throw walkDamage }
         guard offset == footer.start else { throw corrupt(offset, "\(footer.start - offset) unexpected bytes before the footer") }
         guard body.count == footer.bodyLength else { throw corrupt(footer.start, "chunks hold \(body.count) bytes, the footer says \(footer.bodyLength)") }
+        var chunkCRCs: [UInt8] = []
+        chunkCRCs.reserveCapacity(places.count * 4)
+        for place in places { chunkCRCs.appendLE32(raw.loadLE32(place.offset + 12)) }
         guard CRC32C.checksum(chunkCRCs) == footer.chunksCRC else {
             throw corrupt(footer.start + 24, "footer's checksum of the chunk checksums does not match")
         }
         return body
     }
+
+    /// Checks one chunk and writes its raw bytes at its place in `output`; answers the damage.
+    private static func decodeChunk(
+        _ raw: UnsafeRawBufferPointer, _ place: ChunkPlace, index: Int, into output: UnsafeMutableBufferPointer<UInt8>,
+        inflater: Inflater
+    ) -> StorageError? {
+        let offset = place.offset
+        let dataStart = offset + chunkHeaderBytes
+        let data = UnsafeRawBufferPointer(rebasing: raw[dataStart..<dataStart + place.stored])
+        let crc = CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 12])), data)
+        guard crc == raw.loadLE32(offset + 12) else { return corrupt(offset, "chunk \(index) checksum does not match") }
+        guard raw[offset + 9] == 0, raw[offset + 10] == 0, raw[offset + 11] == 0 else {
+            return corrupt(offset + 9, "chunk \(index) reserved bytes are not zero")
+        }
+        let target = UnsafeMutableBufferPointer(rebasing: output[place.bodyOffset..<place.bodyOffset + place.rawLength])
+        switch raw[offset + 8] {
+        case 0:
+            guard place.stored == place.rawLength else { return corrupt(offset, "stored chunk \(index) has different raw and stored lengths") }
+            _ = target.initialize(from: data)
+        case 1:
+            do {
+                let inflated = try inflater.decompress(data, rawLength: place.rawLength)
+                _ = target.initialize(from: inflated)
+            } catch {
+                return corrupt(dataStart, "chunk \(index) does not inflate: \(error)")
+            }
+        default:
+            return corrupt(offset + 8, "chunk \(index) has unknown codec \(raw[offset + 8])")
+        }
+        return nil
+    }
 }
+
