@@ -92,7 +92,6 @@ public actor Checkpointer {
         let previous = retained[project.incarnation] ?? []
         let current = previous.filter { $0.lsn >= lsn }.count
         if current >= (force ? 2 : 1) { return state.sequence }
-        let body = StateCoding.encode(state)
         // A snapshot never runs ahead of the durable log (storage.md C.1-6).
         await log.waitDurable(lsn)
         let file = Hex.fixed16(project.incarnation) + "-" + Hex.fixed16(lsn) + "-"
@@ -102,7 +101,10 @@ public actor Checkpointer {
         let path = paths.snapshots + "/" + file
         let fileSystem = self.fileSystem
         let started = ContinuousClock.now
-        let written = try await io.run { try SnapshotFile.write(path: path, header: header, body: body, fileSystem: fileSystem) }
+        // Encoding a big state takes seconds of every core: it runs on the snapshot thread too.
+        let written = try await io.run {
+            try SnapshotFile.write(path: path, header: header, body: StateCoding.encode(state), fileSystem: fileSystem)
+        }
         retained[project.incarnation] = [RetainedSnapshot(file: file, lsn: lsn)] + previous.prefix(1)
         lastSnapshotMs = registry.clock.nowMs()
         logger.info("snapshot.written", metadata: [

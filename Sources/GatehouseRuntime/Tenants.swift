@@ -30,10 +30,11 @@ extension Engine {
         let target = path ?? paths.exports + "/\(id)-\(registry.clock.nowMs()).snap"
         let header = SnapshotHeader(streamID: project.incarnation, lsn: lsn, createdMs: registry.clock.nowMs(),
                                     metadata: Array(id.rawValue.utf8))
-        let body = StateCoding.encode(state)
         let fileSystem = self.fileSystem
         do {
-            let written = try await io.run { try SnapshotFile.write(path: target, header: header, body: body, fileSystem: fileSystem) }
+            let written = try await io.run {
+                try SnapshotFile.write(path: target, header: header, body: StateCoding.encode(state), fileSystem: fileSystem)
+            }
             registry.logger.info("tenant.exported", metadata: ["project": "\(id)", "path": "\(target)", "bytes": "\(written.bytes)"])
             return Committed(TenantExport(path: target, cursor: state.sequence, profiles: state.profiles.count, bytes: written.bytes,
                                           sha256: written.sha256), lsn: lsn)
@@ -102,11 +103,12 @@ extension Engine {
 
     private func stage(_ state: ProjectState, file: String) async throws(GatehouseError) {
         let header = SnapshotHeader(streamID: 0, lsn: 0, createdMs: registry.clock.nowMs(), metadata: Array(state.id.rawValue.utf8))
-        let body = StateCoding.encode(state)
         let path = paths.snapshots + "/" + file
         let fileSystem = self.fileSystem
         do {
-            _ = try await io.run { try SnapshotFile.write(path: path, header: header, body: body, fileSystem: fileSystem) }
+            _ = try await io.run {
+                try SnapshotFile.write(path: path, header: header, body: StateCoding.encode(state), fileSystem: fileSystem)
+            }
         } catch {
             throw GatehouseError(.internal, "cannot stage the restored state: \(error)")
         }

@@ -80,26 +80,34 @@ enum StateCoding {
     static let version: UInt64 = 2
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
-        writer.writeVarUInt(version)
-        writer.writeString(state.id.rawValue)
-        writer.writeString(state.name)
-        writer.writeVarInt(state.createdMs)
-        DigestCoding.write(state.keys.publicKey, into: &writer)
-        DigestCoding.write(state.keys.secretKey, into: &writer)
-        writer.writeVarUInt(state.keyGenerations[.public] ?? 1)
-        writer.writeVarUInt(state.keyGenerations[.secret] ?? 1)
-        ConfigCoding.write(state.config, into: &writer)
-        writer.writeVarUInt(state.sequence)
-        writer.writeVarUInt(state.configCursor)
-        writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0, partCursors: true) }
-        writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
-            ProfileCoding.writeToken(entry.key, into: &writer)
-            ProfileCoding.writeID(entry.value, into: &writer)
-        }
-        writer.writeArray(state.events.events) { EventCoding.write($1, into: &$0) }
-        PurchaseCoding.write(state.purchases, into: &writer)
-        CurrencyCoding.write(state.currencies, into: &writer)
+        for section in sections { section(state, &writer) }
     }
+
+    /// The body's parts in order. Each is independent of the others, so a big state encodes
+    /// them side by side (``encode(_:)``) and lays them end to end: the same bytes either way.
+    private static let sections: [@Sendable (ProjectState, inout ByteWriter) -> Void] = [
+        { state, writer in
+            writer.writeVarUInt(version)
+            writer.writeString(state.id.rawValue)
+            writer.writeString(state.name)
+            writer.writeVarInt(state.createdMs)
+            DigestCoding.write(state.keys.publicKey, into: &writer)
+            DigestCoding.write(state.keys.secretKey, into: &writer)
+            writer.writeVarUInt(state.keyGenerations[.public] ?? 1)
+            writer.writeVarUInt(state.keyGenerations[.secret] ?? 1)
+            ConfigCoding.write(state.config, into: &writer)
+            writer.writeVarUInt(state.sequence)
+            writer.writeVarUInt(state.configCursor)
+            writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0, partCursors: true) }
+            writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
+                ProfileCoding.writeToken(entry.key, into: &writer)
+                ProfileCoding.writeID(entry.value, into: &writer)
+            }
+        },
+        { state, writer in writer.writeArray(state.events.events) { EventCoding.write($1, into: &$0) } },
+        { state, writer in PurchaseCoding.write(state.purchases, into: &writer) },
+        { state, writer in CurrencyCoding.write(state.currencies, into: &writer) },
+    ]
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
         let start = reader.offset
@@ -135,10 +143,28 @@ enum StateCoding {
                             events: EventLog(events: events), purchases: purchases, currencies: currencies)
     }
 
+    /// Profiles past which a state's sections are encoded side by side.
+    static let parallelEncodingProfiles = 10_000
+
+    /// The snapshot body of `state`. Blocks while a big state's sections encode on every core:
+    /// call it from a thread of your own (the snapshot writer's).
     static func encode(_ state: ProjectState) -> [UInt8] {
-        var writer = ByteWriter(capacity: 1024)
-        write(state, into: &writer)
-        return writer.bytes
+        guard state.profiles.count >= parallelEncodingProfiles else {
+            var writer = ByteWriter(capacity: 1024)
+            write(state, into: &writer)
+            return writer.bytes
+        }
+        let parts = Parallel.run(sections.map { section in
+            {
+                var writer = ByteWriter(capacity: 1 << 16)
+                section(state, &writer)
+                return writer.bytes
+            }
+        })
+        var body: [UInt8] = []
+        body.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        for part in parts { body.append(contentsOf: part) }
+        return body
     }
 
     /// Decodes a whole snapshot body and checks the config it carries is valid, so a tampered or

@@ -4,15 +4,17 @@ import Glibc
 #endif
 
 /// Work split over the machine's cores, for the big independent pieces of a snapshot (its
-/// chunks): compressing or inflating a 400 MiB body on two cores takes half as long as on one.
-enum Parallel {
+/// sections, its chunks): compressing or inflating a 400 MiB body on two cores takes half as
+/// long as on one. Blocks the caller until every piece is done: call it from a thread of your
+/// own (the snapshot writer's), not from the Swift concurrency pool.
+public enum Parallel {
     /// Cores online, at least 1.
-    static let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    public static let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// Calls `body(index)` for every index in `0..<count`, spread over up to `cores` threads,
     /// and answers the results in index order. `makeContext` makes one value per thread (a
     /// compressor) that the thread's calls share.
-    static func map<Context, T>(
+    public static func map<Context, T>(
         _ count: Int, makeContext: @escaping () -> Context, _ body: @escaping (inout Context, Int) -> T
     ) -> [T] {
         guard count > 0 else { return [] }
@@ -33,6 +35,11 @@ enum Parallel {
             }
         }
         return results.map { $0! }
+    }
+
+    /// Runs each of `bodies` once, side by side, and answers their results in order.
+    public static func run<T>(_ bodies: [() -> T]) -> [T] {
+        map(bodies.count, makeContext: { () }) { _, index in bodies[index]() }
     }
 
     private struct Work<Context, T> {
