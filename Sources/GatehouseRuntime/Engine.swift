@@ -96,6 +96,13 @@ struct RecoveryState {
         /// Changes at or below this were already in the snapshot.
         var baseLSN: LSN
         var lastLSN: LSN
+
+        /// Applies a replayed change the snapshot does not already hold.
+        mutating func apply(_ batch: ProjectState.ChangeBatch, at lsn: LSN) {
+            guard lsn > baseLSN else { return }
+            state.apply(batch)
+            lastLSN = lsn
+        }
     }
 
     private(set) var loaded: [Incarnation: Loaded] = [:]
@@ -178,11 +185,10 @@ struct RecoveryState {
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
             // A change for an incarnation deleted before the replay start is simply past.
-            guard let baseLSN = loaded[incarnation]?.baseLSN, lsn > baseLSN else { return }
-            // Applied in place: a copy taken out of the dictionary would share the state's
-            // storage, and every record would then copy the collections it touches.
-            loaded[incarnation]?.state.apply(batch)
-            loaded[incarnation]?.lastLSN = lsn
+            // Applied in place, through one mutating access: even reading `baseLSN` out of the
+            // dictionary first would copy the whole entry (a retain of every buffer of the
+            // state, and a release) for every record.
+            loaded[incarnation]?.apply(batch, at: lsn)
         }
     }
 

@@ -48,13 +48,32 @@ public struct ProfileDirectory: Sendable, Equatable {
 
     /// The id a profile id or alias stands for now, if any.
     public func canonicalID(_ id: ProfileID) -> ProfileID? {
-        if profiles[id] != nil { return id }
+        // `index(forKey:)`, not `profiles[id] != nil`: that would copy the profile to test it.
+        if profiles.index(forKey: id) != nil { return id }
         return aliases[id]
+    }
+
+    /// Whether `id` is a profile's own id (not an alias, not deleted). Copies nothing.
+    public func isProfile(_ id: ProfileID) -> Bool {
+        profiles.index(forKey: id) != nil
     }
 
     /// The profile behind an id or an alias.
     public func profile(_ id: ProfileID) -> Profile? {
-        canonicalID(id).flatMap { profiles[$0] }
+        if let index = profiles.index(forKey: id) { return profiles.values[index] }
+        return aliases[id].flatMap { profiles[$0] }
+    }
+
+    /// The customer user id of the profile behind an id or an alias. `mutating` only to read
+    /// through an in-place access: the dictionary's getter would copy the whole profile (a
+    /// retain and release of each of its buffers), once for every event recorded.
+    mutating func customerUserID(of id: ProfileID) -> String? {
+        guard let canonical = canonicalID(id), let index = profiles.index(forKey: canonical) else { return nil }
+        return Self.customerUserID(in: &profiles.values[index])
+    }
+
+    private static func customerUserID(in profile: inout Profile) -> String? {
+        profile.customerUserID
     }
 
     public func profile(customerUserID: String) -> Profile? {
@@ -69,7 +88,7 @@ public struct ProfileDirectory: Sendable, Equatable {
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
 
     mutating func insert(_ profile: Profile) {
-        precondition(profiles[profile.id] == nil && aliases[profile.id] == nil, "profile id \(profile.id) reused")
+        precondition(!isProfile(profile.id) && aliases[profile.id] == nil, "profile id \(profile.id) reused")
         precondition(byToken[profile.token] == nil, "token \(profile.token) already held")
         if let customerUserID = profile.customerUserID {
             precondition(byCustomerUserID[customerUserID] == nil, "customer user id already held")
@@ -79,10 +98,10 @@ public struct ProfileDirectory: Sendable, Equatable {
         byToken[profile.token] = profile.id
     }
 
+    /// Changes a profile in place (one hash, no copy of it).
     mutating func update(_ id: ProfileID, _ body: (inout Profile) -> Void) {
-        guard var profile = profiles[id] else { preconditionFailure("update of unknown profile \(id)") }
-        body(&profile)
-        profiles[id] = profile
+        guard let index = profiles.index(forKey: id) else { preconditionFailure("update of unknown profile \(id)") }
+        body(&profiles.values[index])
     }
 
     mutating func assignCustomerUserID(_ customerUserID: String, to id: ProfileID) {

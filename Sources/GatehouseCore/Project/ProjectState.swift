@@ -151,7 +151,7 @@ public struct ProjectState: Sendable, Equatable {
         }
         // Entitlements changed exactly when what a document shows of them did.
         for (id, before) in counters.entitlementsBefore.sorted(by: { $0.key < $1.key })
-        where profiles.profile(id)?.id == id && entitlementViews(of: id, nowMs: batch.atMs) != before {
+        where profiles.isProfile(id) && entitlementViews(of: id, nowMs: batch.atMs) != before {
             mark(id, [.entitlements], counters: &counters)
         }
         events.prune(nowMs: batch.atMs)
@@ -173,7 +173,7 @@ public struct ProjectState: Sendable, Equatable {
 
     /// Remembers a profile's entitlements before the first change of the batch that may move them.
     private func noteEntitlements(of ids: [ProfileID?], atMs: Int64, counters: inout BatchCounters) {
-        for case let id? in ids where counters.entitlementsBefore[id] == nil && profiles.profile(id)?.id == id {
+        for case let id? in ids where counters.entitlementsBefore[id] == nil && profiles.isProfile(id) {
             counters.entitlementsBefore[id] = entitlementViews(of: id, nowMs: atMs)
         }
     }
@@ -186,7 +186,7 @@ public struct ProjectState: Sendable, Equatable {
 
     /// Marks parts of a profile changed by this batch.
     private mutating func mark(_ id: ProfileID?, _ parts: Set<SyncPart>, counters: inout BatchCounters) {
-        guard let id, profiles.profile(id)?.id == id else { return }
+        guard let id, profiles.isProfile(id) else { return }
         let sequence = self.sequence
         profiles.update(id) { $0.cursors.mark(parts, at: sequence) }
         counters.changed.insert(id)
@@ -339,7 +339,7 @@ public struct ProjectState: Sendable, Equatable {
     private mutating func record(_ type: EventType, _ id: ProfileID?, _ details: [EventDetail], atMs: Int64,
                                  counters: inout BatchCounters)
     {
-        let customerUserID = id.flatMap { profiles.profile($0)?.customerUserID }
+        let customerUserID = id.flatMap { profiles.customerUserID(of: $0) }
         events.append(Event(id: "evt_\(sequence)_\(counters.events)", cursor: sequence, type: type, profileID: id,
                             customerUserID: customerUserID, atMs: atMs, details: details))
         counters.events += 1
