@@ -28,11 +28,13 @@ let package = Package(
         .target(name: "GatehouseWire", dependencies: ["GatehouseCore", "GatehouseBase"]),
         .target(name: "GatehousePosix", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
         .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib"]),
+        .target(name: "GatehouseAppStore", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase", "COpenSSL"]),
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseCore", "GatehouseBase",
+                "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseAppStore", "GatehouseCore",
+                "GatehouseBase",
             ]
         ),
 
@@ -59,11 +61,12 @@ let package = Package(
             dependencies: ["GatehouseRuntime", "GatehouseTesting", "GatehouseStorage", "GatehouseCore", "GatehouseBase"]
         ),
         .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore"]),
+        .testTarget(name: "GatehouseAppStoreTests", dependencies: ["GatehouseAppStore", "GatehouseWire", "GatehouseBase"]),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseCore",
-                "GatehouseBase",
+                "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseAppStore",
+                "GatehouseCore", "GatehouseBase",
             ]
         ),
         .testTarget(

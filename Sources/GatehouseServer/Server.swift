@@ -1,3 +1,4 @@
+import GatehouseAppStore
 public import GatehouseBase
 import GatehouseCore
 public import GatehousePosix
@@ -44,6 +45,7 @@ public final class Server: Sendable {
         throws(GatehouseStartupError)
     {
         self.configuration = configuration
+        let appStoreVerifier = try Self.makeAppStoreVerifier(configuration)
         let directory = try DataDirectory.prepare(configuration.dataDirectory)
         dataLock = try directory.lock()
         let adminKey: String
@@ -60,7 +62,8 @@ public final class Server: Sendable {
         let engine = try Self.openEngine(configuration, adminKey: adminKey, clock: manualClock ?? systemClock,
                                          random: random, logger: logger)
         self.engine = engine
-        let core = ServerCore(configuration: configuration, engine: engine, manualClock: manualClock, logger: logger)
+        let core = ServerCore(configuration: configuration, engine: engine, manualClock: manualClock, logger: logger,
+                              appStoreVerifier: appStoreVerifier)
         self.core = core
 
         let listener: Socket
@@ -87,6 +90,18 @@ public final class Server: Sendable {
             "address": "\(address)", "fsync": "\(configuration.fsync.rawValue)",
             "data_dir": "\(configuration.dataDirectory)", "test_clock": "\(configuration.testClock)",
         ])
+    }
+
+    /// The App Store verifier over the configured roots, or Apple Root CA - G3 when none are.
+    private static func makeAppStoreVerifier(_ configuration: ServerConfiguration) throws(GatehouseStartupError)
+        -> AppStoreVerifier
+    {
+        guard let roots = configuration.appStoreRootCertificates else { return AppStoreVerifier() }
+        do {
+            return try AppStoreVerifier(rootCertificates: roots)
+        } catch {
+            throw GatehouseStartupError("cannot use the App Store root certificates: \(error)")
+        }
     }
 
     private static func openEngine(

@@ -45,6 +45,10 @@ public struct ServerConfiguration: Sendable {
     /// On a failed log write or fsync, stop the process at once with exit code 4 (fail-stop).
     /// Only in-process tests turn this off; the server then refuses every write instead.
     public var exitOnStorageFailure = true
+    /// The roots App Store signed data must chain to, as DER certificates (`--app-store-root`).
+    /// `nil`: Apple Root CA - G3, built in, which is what production needs; sandboxes and tests
+    /// name their own.
+    public var appStoreRootCertificates: [[UInt8]]?
 
     public init() {}
 }

@@ -1,3 +1,4 @@
+import GatehouseAppStore
 import GatehouseBase
 import GatehousePosix
 import GatehouseRuntime
@@ -12,9 +13,16 @@ final class ServerCore: Sendable {
     let stats: ServerStats
     let logger: Logger
     let operations: [String: Operation]
+    /// Verifies App Store signed data against the configured roots; built once, shared by every
+    /// connection (it holds only read-only state).
+    let appStoreVerifier: AppStoreVerifier
 
-    init(configuration: ServerConfiguration, engine: Engine, manualClock: ManualServerClock?, logger: Logger) {
+    init(
+        configuration: ServerConfiguration, engine: Engine, manualClock: ManualServerClock?, logger: Logger,
+        appStoreVerifier: AppStoreVerifier
+    ) {
         self.configuration = configuration
+        self.appStoreVerifier = appStoreVerifier
         self.engine = engine
         self.manualClock = manualClock
         self.stats = ServerStats(startedNanoseconds: EventLoop.monotonicNanoseconds())

@@ -91,7 +91,7 @@ import Testing
         let result = await (try GatehouseProcess(["serve", "--help"])).finish()
         #expect(result.status == 0)
         for option in ["--data-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
-                       "--idle-timeout", "--test-clock", "--log-level", "--log-format"] {
+                       "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root"] {
             #expect(result.output.contains(option), "\(option)")
         }
     }

@@ -104,8 +104,11 @@ extension ProjectState {
     // MARK: store.notify
 
     /// Applies a store notification. A repeated id changes nothing (`applied: false`); an event
-    /// other than a purchase for an unknown purchase is `not_found`. Never moves an owned
-    /// purchase; a new purchase goes to the profile holding its token, else is held unowned.
+    /// other than a purchase for an unknown purchase is `not_found`, unless the notification
+    /// carries the purchase's whole transaction (the App Store's do): then the purchase is first
+    /// created from it as a purchase notification creates one. Never moves an owned purchase; a
+    /// new purchase goes to the profile holding its token, else is held unowned. A `recordOnly`
+    /// notification is only recorded as seen.
     public func notify(_ notification: StoreNotification, nowMs: Int64) throws(GatehouseError) -> PurchaseDecision {
         var key = PurchaseKey(store: notification.store, id: notification.originalTransactionID)
         if case .purchase(let transaction) = notification.event { key = transaction.key }
@@ -119,7 +122,12 @@ extension ProjectState {
         case .purchase(let transaction):
             _ = try draft.take(transaction, reportedBy: nil, atMs: notification.atMs)
         case .change(let event):
+            if let transaction = notification.transaction, transaction.key == key, !draft.knows(key) {
+                _ = try draft.take(transaction, reportedBy: nil, atMs: notification.atMs)
+            }
             try draft.apply(event, to: key, atMs: notification.atMs)
+        case .recordOnly:
+            break
         }
         var decision = draft.decision(for: nil)
         decision.batch.changes.insert(.notificationSeen(store: notification.store, id: notification.notificationID), at: 0)
@@ -245,6 +253,12 @@ private struct PurchaseDraft {
     init(state: ProjectState, nowMs: Int64) {
         self.state = state
         self.nowMs = nowMs
+    }
+
+    /// Whether the purchase exists, in this request or before it.
+    func knows(_ key: PurchaseKey) -> Bool {
+        subscriptions[key] != nil || state.purchases.subscription(key) != nil || oneTime[key] != nil
+            || state.purchases.oneTimePurchase(key) != nil
     }
 
     func owner(of key: PurchaseKey) -> ProfileID? {

@@ -68,6 +68,10 @@ public struct StoreNotification: Sendable, Equatable {
         /// Anything else that happens to a known purchase. A one-time purchase takes only
         /// `refund`, `refundReversed` and `revoke`.
         case change(SubscriptionEvent)
+        /// Nothing changes: the notification id is only recorded as seen, so a repeat answers
+        /// `applied: false` (the App Store's notifications that report without changing a
+        /// purchase: `REFUND_DECLINED`, `PRICE_INCREASE`, `CONSUMPTION_REQUEST`, `TEST`…).
+        case recordOnly
     }
 
     public var store: String
@@ -78,12 +82,21 @@ public struct StoreNotification: Sendable, Equatable {
     /// The store's date of the notification: what orders late and out-of-order deliveries.
     public var atMs: Int64
     public var event: Event
+    /// The whole transaction the notification carries, when the store sends one (the App
+    /// Store does): a `change` for a purchase the server has never seen creates the purchase
+    /// from it first, as a purchase notification would, instead of answering `not_found`.
+    /// `nil` for the test store, whose events name a purchase the server must already know.
+    public var transaction: StoreTransaction?
 
-    public init(store: String, notificationID: String, originalTransactionID: String, atMs: Int64, event: Event) {
+    public init(
+        store: String, notificationID: String, originalTransactionID: String, atMs: Int64, event: Event,
+        transaction: StoreTransaction? = nil
+    ) {
         self.store = store
         self.notificationID = notificationID
         self.originalTransactionID = originalTransactionID
         self.atMs = atMs
         self.event = event
+        self.transaction = transaction
     }
 }

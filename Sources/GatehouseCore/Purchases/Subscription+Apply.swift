@@ -30,6 +30,10 @@ extension Subscription {
             effects = next.revoke(atMs: atMs)
         case .productChange(let newProductID):
             effects = next.changeProduct(to: newProductID, atMs: atMs)
+        case .upgrade(let newProductID, let term):
+            effects = next.upgrade(to: newProductID, term: term, atMs: atMs, gracePeriodMs: gracePeriodMs)
+        case .extend(let term):
+            effects = next.extend(term, atMs: atMs, gracePeriodMs: gracePeriodMs)
         }
         return SubscriptionTransition(subscription: next, effects: effects)
     }
@@ -57,11 +61,11 @@ extension Subscription {
     }
 
     /// Only a status that still grants or awaits billing reports its changes to the feed.
-    private var reportsStatusChanges: Bool { status != .refunded && status != .revoked }
+    var reportsStatusChanges: Bool { status != .refunded && status != .revoked }
 
     // MARK: Terms
 
-    private mutating func addTerm(
+    mutating func addTerm(
         _ term: SubscriptionTerm, periodType: SubscriptionPeriodType, as type: EventType, atMs: Int64, gracePeriodMs: Int64
     ) -> [SubscriptionEffect] {
         guard self.term(id: term.transactionID) == nil else { return [] }
@@ -110,7 +114,7 @@ extension Subscription {
         return [SubscriptionEffect(value ? .uncancellation : .cancellation)]
     }
 
-    private mutating func changeProduct(to newProductID: String, atMs: Int64) -> [SubscriptionEffect] {
+    mutating func changeProduct(to newProductID: String, atMs: Int64) -> [SubscriptionEffect] {
         guard atMs >= productMs else { return [] }
         productMs = atMs
         guard productID != newProductID else { return [] }

@@ -25,7 +25,8 @@ public enum StoreEnvironment: String, Sendable, Equatable, CaseIterable {
 public struct SubscriptionTerm: Sendable, Equatable {
     public let transactionID: String
     public let purchasedMs: Int64
-    public let expiresMs: Int64
+    /// Moves only later, by a renewal-date extension (``SubscriptionEvent/extend(_:)``).
+    public internal(set) var expiresMs: Int64
     /// In the store's currency units.
     public let price: Double
     /// 0 (not refunded) … 1 (fully refunded).

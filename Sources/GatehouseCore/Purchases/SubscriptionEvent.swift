@@ -19,4 +19,11 @@ public enum SubscriptionEvent: Sendable, Equatable {
     /// Family sharing ended or a chargeback: access ends for good.
     case revoke
     case productChange(newProductID: String)
+    /// A plan change that takes effect at once with a new term (the App Store's upgrade): the
+    /// product changes as with `productChange`, and the term is added as a renewal adds it.
+    case upgrade(newProductID: String, term: SubscriptionTerm)
+    /// The store moved a term's end later (the App Store's renewal-date extension). A term's end
+    /// only ever moves later, so a late or repeated extension changes nothing; an unknown term
+    /// is added as a renewal adds it.
+    case extend(SubscriptionTerm)
 }

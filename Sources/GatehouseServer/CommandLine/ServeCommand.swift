@@ -1,3 +1,4 @@
+import GatehouseAppStore
 import GatehouseBase
 import GatehousePosix
 import GatehouseStorage
@@ -22,6 +23,7 @@ enum ServeCommand {
             .flag("test-clock", help: "freeze the server clock at start-up; clock.advance moves it (tests and demos only)"),
             .value("log-level", placeholder: "LEVEL", help: "trace, debug, info (default), notice, warning, error, critical"),
             .value("log-format", placeholder: "FORMAT", help: "text (default) or json, one line per event on stderr"),
+            .value("app-store-root", placeholder: "FILE", help: "trust this root certificate (DER, or PEM with one or more certificates) for App Store signed data instead of the built-in Apple Root CA - G3 (sandboxes and tests)", repeatable: true),
         ]
     )
 
@@ -107,7 +109,28 @@ enum ServeCommand {
             guard let parsedFormat = LogFormat(rawValue: format) else { throw UsageError("--log-format must be text or json") }
             configuration.logFormat = parsedFormat
         }
+        let rootFiles = parsed.values("app-store-root")
+        if !rootFiles.isEmpty { configuration.appStoreRootCertificates = try appStoreRoots(rootFiles) }
         return configuration
+    }
+
+    /// The certificates of every `--app-store-root` file, in order.
+    private static func appStoreRoots(_ paths: [String]) throws(UsageError) -> [[UInt8]] {
+        var roots: [[UInt8]] = []
+        for path in paths {
+            let bytes: [UInt8]
+            do {
+                bytes = try NativeFileSystem().readFile(path)
+            } catch {
+                throw UsageError("--app-store-root: cannot read '\(path)': \(error)")
+            }
+            do {
+                roots.append(contentsOf: try AppStoreVerifier.certificates(fromFileBytes: bytes))
+            } catch {
+                throw UsageError("--app-store-root: '\(path)' holds no usable certificate: \(error)")
+            }
+        }
+        return roots
     }
 
     private static func integer(_ parsed: ParsedArguments, _ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int? {

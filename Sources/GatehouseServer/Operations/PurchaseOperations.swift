@@ -1,3 +1,4 @@
+import GatehouseAppStore
 import GatehouseCore
 import GatehouseRuntime
 import GatehouseWire
@@ -13,10 +14,18 @@ enum PurchaseOperations {
         let fields = context.fields
         let id = try ProfileOperations.profileID(fields)
         let store = try fields.string("store")
-        let transaction = try fields.object("transaction")
-        let outcome = try await context.project.reportPurchase(profile: id) { config, nowMs throws(GatehouseError) in
-            try TestStore.requireEnabled(store, in: config)
-            return try TestStore.transaction(transaction, config: config, nowMs: nowMs)
+        let outcome: Committed<PurchaseOutcome>
+        if store == TestStore.appStoreName {
+            let verified = AppStoreInput.transaction(fields, verifier: context.core.appStoreVerifier)
+            outcome = try await context.project.reportPurchase(profile: id) { config, _ throws(GatehouseError) in
+                try AppStoreInput.storeTransaction(verified, config: config)
+            }
+        } else {
+            let transaction = try fields.object("transaction")
+            outcome = try await context.project.reportPurchase(profile: id) { config, nowMs throws(GatehouseError) in
+                try TestStore.requireEnabled(store, in: config)
+                return try TestStore.transaction(transaction, config: config, nowMs: nowMs)
+            }
         }
         return Reply(document(outcome.value, context), after: outcome.lsn)
     })
@@ -25,12 +34,20 @@ enum PurchaseOperations {
         let fields = context.fields
         let id = try ProfileOperations.profileID(fields)
         let store = try fields.string("store")
-        let transactions = try fields.objects("transactions", maxCount: restoreTransactionsMax)
-        let outcome = try await context.project.restorePurchases(profile: id) { config, nowMs throws(GatehouseError) in
-            try TestStore.requireEnabled(store, in: config)
-            var result: [StoreTransaction] = []
-            for transaction in transactions { result.append(try TestStore.transaction(transaction, config: config, nowMs: nowMs)) }
-            return result
+        let outcome: Committed<PurchaseOutcome>
+        if store == TestStore.appStoreName {
+            let verified = AppStoreInput.transactions(fields, verifier: context.core.appStoreVerifier)
+            outcome = try await context.project.restorePurchases(profile: id) { config, _ throws(GatehouseError) in
+                try AppStoreInput.storeTransactions(verified, config: config)
+            }
+        } else {
+            let transactions = try fields.objects("transactions", maxCount: restoreTransactionsMax)
+            outcome = try await context.project.restorePurchases(profile: id) { config, nowMs throws(GatehouseError) in
+                try TestStore.requireEnabled(store, in: config)
+                var result: [StoreTransaction] = []
+                for transaction in transactions { result.append(try TestStore.transaction(transaction, config: config, nowMs: nowMs)) }
+                return result
+            }
         }
         var result = document(outcome.value, context)
         result.append("transferred_from", .array(outcome.value.transferredFrom.map { .string($0.description) }))
@@ -41,10 +58,18 @@ enum PurchaseOperations {
     static let notify = Operation(name: "store.notify", roles: [.server], body: .async { context throws(GatehouseError) in
         let fields = context.fields
         let store = try fields.string("store")
-        let event = try fields.object("event")
-        let outcome = try await context.project.notify { config, nowMs throws(GatehouseError) in
-            try TestStore.requireEnabled(store, in: config)
-            return try TestStore.notification(event, config: config, nowMs: nowMs)
+        let outcome: Committed<PurchaseOutcome>
+        if store == TestStore.appStoreName {
+            let verified = AppStoreInput.notification(fields, verifier: context.core.appStoreVerifier)
+            outcome = try await context.project.notify { config, nowMs throws(GatehouseError) in
+                try AppStoreInput.storeNotification(verified, config: config, nowMs: nowMs)
+            }
+        } else {
+            let event = try fields.object("event")
+            outcome = try await context.project.notify { config, nowMs throws(GatehouseError) in
+                try TestStore.requireEnabled(store, in: config)
+                return try TestStore.notification(event, config: config, nowMs: nowMs)
+            }
         }
         return Reply([
             "applied": .bool(outcome.value.applied),

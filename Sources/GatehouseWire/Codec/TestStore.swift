@@ -16,16 +16,21 @@ public enum TestStore {
     }
     static let msRange: ClosedRange<Int64> = 0...(Int64(1) << 53)
 
-    /// Checks that `store` names a store the project has enabled; the `app_store` store's signed
-    /// data is not verified by this build, so it is refused the same way.
+    /// The App Store's name on the wire (its signed data is read by the GatehouseAppStore module).
+    public static let appStoreName = "app_store"
+
+    /// Checks that `store` names a store the project has enabled: `test` with `stores.test`,
+    /// `app_store` with `stores.app_store`.
     public static func requireEnabled(_ store: String, in config: ProjectConfig) throws(GatehouseError) {
         switch store {
         case name:
             guard config.stores.test else {
                 throw .badField("store", "the test store is not enabled in the project's config (stores.test)")
             }
-        case "app_store":
-            throw .badField("store", "app_store purchases (signed transactions) are not supported by this build yet")
+        case appStoreName:
+            guard config.stores.appStore != nil else {
+                throw .badField("store", "the App Store is not enabled in the project's config (stores.app_store)")
+            }
         default:
             throw .badField("store", "unknown store \"\(store)\" (expected test or app_store)")
         }
