@@ -95,12 +95,12 @@ public struct ByteReader {
 
     /// Moves past a length-prefixed UTF-8 string, checking it without keeping it.
     @inlinable public mutating func skipString() throws(ByteReaderError) {
-        let start = offset
+        let start = position
         let count = try readCount()
         guard count <= remaining else { throw ByteReaderError.truncated(at: start) }
         let range = position..<position + count
         let valid = bytes.withUnsafeBufferPointer { buffer in
-            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self) != nil
+            Self.isValidUTF8(UnsafeBufferPointer(rebasing: buffer[range]))
         }
         guard valid else { throw ByteReaderError.invalid("UTF-8 string", at: start) }
         position += count
@@ -113,12 +113,26 @@ public struct ByteReader {
         let count = try readCount()
         guard count <= remaining else { throw ByteReaderError.truncated(at: start) }
         let range = position..<position + count
-        let string = bytes.withUnsafeBufferPointer { buffer in
-            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+        let string = bytes.withUnsafeBufferPointer { buffer -> String? in
+            let slice = UnsafeBufferPointer(rebasing: buffer[range])
+            // ASCII is valid UTF-8 as it is, and `String(decoding:)` builds it on a fast path;
+            // `String(validating:)` is generic and looks up type metadata on every call.
+            return Self.isASCII(slice) ? String(decoding: slice, as: UTF8.self) : String(validating: slice, as: UTF8.self)
         }
         guard let string else { throw ByteReaderError.invalid("UTF-8 string", at: start) }
         position += count
         return string
+    }
+
+    /// Whether every byte is below 0x80 (most stored strings: ids, names, codes).
+    @inlinable static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var combined: UInt8 = 0
+        for byte in bytes { combined |= byte }
+        return combined < 0x80
+    }
+
+    @inlinable static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil
     }
 
     @inlinable public mutating func readOptional<T>(_ read: (inout ByteReader) throws(ByteReaderError) -> T) throws(ByteReaderError) -> T? {
