@@ -188,7 +188,7 @@ struct RecoveryState {
             // Applied in place, through one mutating access: even reading `baseLSN` out of the
             // dictionary first would copy the whole entry (a retain of every buffer of the
             // state, and a release) for every record.
-            loaded[incarnation]?.apply(batch, at: lsn)
+            if let index = loaded.index(forKey: incarnation) { loaded.values[index].apply(batch, at: lsn) }
         }
     }
 

@@ -135,7 +135,7 @@ public struct CurrencyLedger: Sendable {
     /// Keys answered in the last ``idempotencyKeptMs``, by key.
     public private(set) var idempotency: [String: IdempotencyRecord] = [:]
     /// Those keys oldest first (derived), so the oldest are forgotten without a scan.
-    private var idempotencyOrder: [String] = []
+    private var idempotencyOrder: [(key: String, atMs: Int64)] = []
     private var idempotencyHead = 0
 
     /// How long a `currency.transact` key is remembered: a retry within it answers the first
@@ -151,7 +151,7 @@ public struct CurrencyLedger: Sendable {
         self.histories = histories
         for grant in termGrants { store(grant) }
         self.idempotency = idempotency
-        idempotencyOrder = idempotency.sorted { ($0.value.atMs, $0.key) < ($1.value.atMs, $1.key) }.map(\.key)
+        idempotencyOrder = idempotency.sorted { ($0.value.atMs, $0.key) < ($1.value.atMs, $1.key) }.map { ($0.key, $0.value.atMs) }
     }
 
     public func balance(of profile: ProfileID, _ currency: String) -> Int64 {
@@ -177,13 +177,28 @@ public struct CurrencyLedger: Sendable {
     mutating func record(_ movement: CurrencyMovement, for profile: ProfileID, transactionID: String, atMs: Int64)
         -> CurrencyEntry?
     {
-        let before = balance(of: profile, movement.currency)
-        let after = min(max(before + movement.amount, 0), Self.balanceMax)
-        guard after != before else { return nil }
-        let entry = CurrencyEntry(transactionID: transactionID, amount: after - before, balance: after,
-                                  source: movement.source, ref: movement.ref, atMs: atMs)
-        histories[profile, default: [:]][movement.currency, default: []].append(entry)
-        return entry
+        func entry(after before: Int64) -> CurrencyEntry? {
+            let after = min(max(before + movement.amount, 0), Self.balanceMax)
+            guard after != before else { return nil }
+            return CurrencyEntry(transactionID: transactionID, amount: after - before, balance: after,
+                                 source: movement.source, ref: movement.ref, atMs: atMs)
+        }
+        // The history that exists is changed in place, found once: reading the balance first
+        // and appending after would hash twice and copy the last entry on the way.
+        if let profileIndex = histories.index(forKey: profile),
+            let currencyIndex = histories.values[profileIndex].index(forKey: movement.currency)
+        {
+            return Self.append(to: &histories.values[profileIndex].values[currencyIndex], entry)
+        }
+        guard let first = entry(after: 0) else { return nil }
+        histories[profile, default: [:]][movement.currency] = [first]
+        return first
+    }
+
+    private static func append(to history: inout [CurrencyEntry], _ entry: (Int64) -> CurrencyEntry?) -> CurrencyEntry? {
+        guard let next = entry(history.last?.balance ?? 0) else { return nil }
+        history.append(next)
+        return next
     }
 
     mutating func store(_ grant: TermGrant) {
@@ -197,13 +212,15 @@ public struct CurrencyLedger: Sendable {
 
     mutating func remember(key: String, _ record: IdempotencyRecord) {
         guard idempotency.updateValue(record, forKey: key) == nil else { return }
-        idempotencyOrder.append(key)
-        // Forget keys older than the window, oldest first, as new ones arrive.
+        idempotencyOrder.append((key, record.atMs))
+        // Forget keys older than the window, oldest first, as new ones arrive. The order keeps
+        // each key's time, so the common case (nothing to forget) costs no lookup.
         while idempotencyHead < idempotencyOrder.count,
-            let oldest = idempotency[idempotencyOrder[idempotencyHead]],
-            record.atMs - oldest.atMs > Self.idempotencyKeptMs
+            record.atMs - idempotencyOrder[idempotencyHead].atMs > Self.idempotencyKeptMs
         {
-            idempotency[idempotencyOrder[idempotencyHead]] = nil
+            let oldest = idempotencyOrder[idempotencyHead].key
+            guard let stored = idempotency[oldest], record.atMs - stored.atMs > Self.idempotencyKeptMs else { break }
+            idempotency[oldest] = nil
             idempotencyHead += 1
         }
         if idempotencyHead >= 1024, idempotencyHead * 2 >= idempotencyOrder.count {
