@@ -1,16 +1,10 @@
 /// The detail of a notification's event (`subtype`), when its type has one.
-///
-/// An open set: a value Apple adds later decodes as itself rather than failing, so new values
-/// never make genuine data unreadable. Match the named values below, with a `default:`.
-public struct AppStoreNotificationSubtype: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The string exactly as Apple sends it.
+public struct AppStoreNotificationSubtype: AppleStringValue {
     public let rawValue: String
 
     public init(rawValue: String) {
         self.rawValue = rawValue
     }
-
-    public var description: String { rawValue }
 }
 
 extension AppStoreNotificationSubtype {

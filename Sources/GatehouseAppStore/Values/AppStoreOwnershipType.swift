@@ -1,16 +1,10 @@
 /// Whether the customer bought the product or has it through Family Sharing (`inAppOwnershipType`).
-///
-/// An open set: a value Apple adds later decodes as itself rather than failing, so new values
-/// never make genuine data unreadable. Match the named values below, with a `default:`.
-public struct AppStoreOwnershipType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// The string exactly as Apple sends it.
+public struct AppStoreOwnershipType: AppleStringValue {
     public let rawValue: String
 
     public init(rawValue: String) {
         self.rawValue = rawValue
     }
-
-    public var description: String { rawValue }
 }
 
 extension AppStoreOwnershipType {
