@@ -27,19 +27,12 @@ public struct ProfileID: Sendable, Hashable, Comparable, CustomStringConvertible
         return UInt32(digest[0]) << 16 | UInt32(digest[1]) << 8 | UInt32(digest[2])
     }
 
-    /// Parses `gh_` + 26 base64url characters; `nil` for anything else.
+    /// Parses `gh_` + 26 base64url characters; `nil` for anything else. Reads the string's
+    /// UTF-8 in place (``init(utf8:)``): no array, no allocation.
     public init?(parsing text: String) {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 29, bytes[0] == UInt8(ascii: "g"), bytes[1] == UInt8(ascii: "h"), bytes[2] == UInt8(ascii: "_") else {
-            return nil
-        }
-        guard let decoded = Base64URL.decode(bytes[3...]), decoded.count == 19 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<8 { high = high << 8 | UInt64(decoded[index]) }
-        for index in 8..<16 { low = low << 8 | UInt64(decoded[index]) }
-        let tag = UInt32(decoded[16]) << 16 | UInt32(decoded[17]) << 8 | UInt32(decoded[18])
-        self.init(high: high, low: low, tag: tag)
+        var text = text
+        guard let id = text.withUTF8({ ProfileID(utf8: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = id
     }
 
     /// The 19 bytes behind the id: 16 random, 3 of tag.
@@ -135,41 +128,6 @@ enum Base64URL {
             for shift in [18, 12, 6] { out.append(alphabet[Int((value >> UInt32(shift)) & 63)]) }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        var values: [UInt8] = []
-        values.reserveCapacity(text.count)
-        for byte in text {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "-"): values.append(62)
-            case UInt8(ascii: "_"): values.append(63)
-            default: return nil
-            }
-        }
-        guard values.count % 4 != 1 else { return nil }
-        var out: [UInt8] = []
-        var index = 0
-        while index + 4 <= values.count {
-            let value = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | UInt32(values[index + 2]) << 6 | UInt32(values[index + 3])
-            out.append(UInt8(truncatingIfNeeded: value >> 16))
-            out.append(UInt8(truncatingIfNeeded: value >> 8))
-            out.append(UInt8(truncatingIfNeeded: value))
-            index += 4
-        }
-        let rest = values.count - index
-        if rest >= 2 {
-            let value = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | (rest == 3 ? UInt32(values[index + 2]) << 6 : 0)
-            out.append(UInt8(truncatingIfNeeded: value >> 16))
-            if rest == 3 { out.append(UInt8(truncatingIfNeeded: value >> 8)) }
-            // Canonical form only: unused low bits must be zero, so one id has one spelling.
-            let unusedMask: UInt32 = rest == 2 ? 0xFFFF : 0xFF
-            guard value & unusedMask == 0 else { return nil }
-        }
-        return out
     }
 }
 
