@@ -67,14 +67,20 @@ enum CurrencyCoding {
     /// Histories by profile then currency, term grants by term, keys by key: equal ledgers
     /// write equal bytes. A history is checked as it is read: each entry's balance is the one
     /// before plus its amount, within 0 … max.
+    /// Everything in key order, so one state always makes the same bytes. The keys alone are
+    /// sorted and each value looked up: sorting (key, value) pairs moved every value (a retain
+    /// and a release each) on every step of the sort.
     static func write(_ ledger: CurrencyLedger, into writer: inout ByteWriter) {
-        let histories = ledger.histories.sorted { $0.key < $1.key }.flatMap { profile in
-            profile.value.sorted { $0.key < $1.key }.map { (profile.key, $0.key, $0.value) }
+        let histories = ledger.histories
+        var lists: [(profile: ProfileID, currency: String)] = []
+        lists.reserveCapacity(histories.count)
+        for profile in histories.keys.sorted() {
+            for currency in (histories[profile] ?? [:]).keys.sorted() { lists.append((profile, currency)) }
         }
-        writer.writeArray(histories) { writer, entry in
-            ProfileCoding.writeID(entry.0, into: &writer)
-            writer.writeString(entry.1)
-            writer.writeArray(entry.2) { writer, item in
+        writer.writeArray(lists) { writer, list in
+            ProfileCoding.writeID(list.profile, into: &writer)
+            writer.writeString(list.currency)
+            writer.writeArray(histories[list.profile]?[list.currency] ?? []) { writer, item in
                 writer.writeString(item.transactionID)
                 writer.writeVarInt(item.amount)
                 writer.writeVarInt(item.balance)
@@ -83,10 +89,14 @@ enum CurrencyCoding {
                 writer.writeVarInt(item.atMs)
             }
         }
-        writer.writeArray(ledger.termGrants.sorted { $0.key < $1.key }) { write($1.value, into: &$0) }
-        writer.writeArray(ledger.idempotency.sorted { $0.key < $1.key }) { writer, entry in
-            writer.writeString(entry.key)
-            write(entry.value, into: &writer)
+        let termGrants = ledger.termGrants
+        writer.writeArray(termGrants.keys.sorted()) { writer, term in
+            if let grant = termGrants[term] { write(grant, into: &writer) }
+        }
+        let idempotency = ledger.idempotency
+        writer.writeArray(idempotency.keys.sorted()) { writer, key in
+            writer.writeString(key)
+            if let record = idempotency[key] { write(record, into: &writer) }
         }
     }
 
