@@ -9,7 +9,7 @@ import Testing
     static func log(count: Int, atMs: (Int) -> Int64) -> EventLog {
         var log = EventLog()
         for index in 0..<count {
-            log.append(Event(id: "evt_\(index)_0", cursor: UInt64(index + 1), type: .subscriberAlias, profileID: profile,
+            log.append(Event(cursor: UInt64(index + 1), index: 0, type: .subscriberAlias, profileID: profile,
                              customerUserID: nil, atMs: atMs(index), details: []))
         }
         return log
@@ -41,5 +41,136 @@ import Testing
         #expect(log.events(after: 3, limit: 100).map(\.cursor) == [4, 5, 6, 7, 8, 9, 10])
         #expect(log.events(after: 10, limit: 5).isEmpty)
         #expect(log.events(after: 99, limit: 5).isEmpty)
+    }
+}
+
+/// The feed keeps every event's details in one byte array; reading an event gives back exactly
+/// what was appended, before and after pruning frees the details of the events it drops.
+@Suite struct EventLogStorage {
+    static let day: Int64 = 86_400_000
+
+    static func event(_ cursor: Int, index: UInt32 = 0, atMs: Int64 = 0) -> Event {
+        Event(cursor: UInt64(cursor), index: index, type: .renewal, profileID: cursor.isMultiple(of: 3) ? nil : EventRetention.profile,
+              customerUserID: cursor.isMultiple(of: 2) ? "user-\(cursor)" : nil, atMs: atMs,
+              details: [EventDetail("n", .int(Int64(cursor))), EventDetail("s", .string(String(repeating: "x", count: cursor % 7)))])
+    }
+
+    @Test func eventsReadBackAsAppended() {
+        let events = (1...50).flatMap { cursor in (0..<UInt32(cursor % 3)).map { Self.event(cursor, index: $0) } }
+        let log = EventLog(events: events)
+        #expect(log.count == events.count)
+        #expect(Array(log) == events)
+        #expect(log.events == events)
+        #expect(log[3].details == events[3].details)
+        #expect(log.events(after: 10, limit: 4) == Array(events.filter { $0.cursor > 10 }.prefix(4)))
+    }
+
+    @Test func pruningDropsTheOldestAndKeepsTheRestIntact() {
+        var log = EventLog()
+        let count = EventLog.keptCountMin + 20_000
+        for cursor in 1...count { log.append(Self.event(cursor)) }
+        log.prune(nowMs: 8 * Self.day)
+        #expect(log.count == EventLog.keptCountMin)
+        #expect(log.first == Self.event(20_001))
+        #expect(log.last == Self.event(count))
+        #expect(log[50_000] == Self.event(70_001))
+        log.append(Self.event(count + 1))
+        #expect(log.last == Self.event(count + 1))
+    }
+
+    @Test func pruningFreesTheDetailsOncePrunedBytesAreHalf() {
+        var log = EventLog()
+        var cursor = 0
+        func append(_ count: Int, atMs: Int64) {
+            for _ in 0..<count {
+                cursor += 1
+                log.append(Self.event(cursor, atMs: atMs))
+            }
+        }
+        append(EventLog.keptCountMin, atMs: 0)
+        let held = log.detailBytesHeld
+        // A tenth more, at once out of the 7 days: the first prune drops 10,000, far from half.
+        append(EventLog.keptCountMin / 10, atMs: 0)
+        log.prune(nowMs: 8 * Self.day)
+        #expect(log.count == EventLog.keptCountMin)
+        #expect(log.detailBytesHeld > held, "pruned details are kept until they are half")
+        // Until the pruned ones pass half: then the array holds only the kept events' details.
+        for _ in 0..<10 {
+            append(EventLog.keptCountMin / 10, atMs: 0)
+            log.prune(nowMs: 8 * Self.day)
+        }
+        #expect(log.count == EventLog.keptCountMin)
+        #expect(log.detailBytesHeld < held * 11 / 10, "only the kept events' details are left")
+        #expect(Array(log) == ((cursor - EventLog.keptCountMin + 1)...cursor).map { Self.event($0) })
+    }
+
+    @Test func logsWithTheSameEventsAreEqualWhereverTheirDetailsLie() {
+        var pruned = EventLog()
+        for cursor in 1...(EventLog.keptCountMin + 15_000) { pruned.append(Self.event(cursor)) }
+        pruned.prune(nowMs: 8 * Self.day)
+        let fresh = EventLog(events: Array(pruned))
+        #expect(fresh == pruned)
+        #expect(fresh.detailBytesHeld < pruned.detailBytesHeld)
+        #expect(EventLog(events: Array(pruned.dropLast())) != pruned)
+    }
+}
+
+/// An event's id is `evt_<cursor>_<index>`, kept as the two numbers and spelled on demand; an id
+/// read back must be exactly the spelling of its cursor, so it is written again byte for byte.
+@Suite struct EventIDs {
+    @Test func idIsSpelledFromCursorAndIndex() {
+        let event = Event(cursor: 42, index: 3, type: .renewal, profileID: nil, customerUserID: nil, atMs: 0, details: [])
+        #expect(event.id == "evt_42_3")
+        #expect(Event(id: "evt_42_3", cursor: 42, type: .renewal, profileID: nil, customerUserID: nil, atMs: 0, details: []) == event)
+    }
+
+    @Test(arguments: [("evt_7_0", 0), ("evt_7_12", 12), ("evt_7_4294967295", 4_294_967_295)])
+    func canonicalIDsParse(_ id: String, _ index: Int) {
+        #expect(Event.index(inID: id, cursor: 7) == UInt32(index))
+    }
+
+    @Test(arguments: ["evt_8_0", "evt_07_0", "evt_7_01", "evt_7_+1", "evt_7_", "evt_7", "evt__0", "evt_7_0 ", "Evt_7_0",
+                      "evt_7_4294967296", "evt_7_99999999999999999999", "", "evt_7_-1", "evt_7_0_0"])
+    func anyOtherTextIsRefused(_ id: String) {
+        #expect(Event.index(inID: id, cursor: 7) == nil)
+    }
+
+    @Test func largeCursorsParse() {
+        #expect(Event.index(inID: "evt_18446744073709551615_2", cursor: .max) == 2)
+        #expect(Event.index(inID: "evt_18446744073709551616_2", cursor: .max) == nil)
+    }
+}
+
+/// The feed holds detail names the rules use as one byte each, and gives every detail back in
+/// its packed form byte for byte, names it does not know and very long ones included.
+@Suite struct EventDetailNameInterning {
+    static func roundTrip(_ details: [EventDetail]) -> (packed: [UInt8], held: [UInt8], back: [UInt8]) {
+        let packed = EventDetailCoding.pack(details)
+        var held: [UInt8] = [0xAB]
+        EventDetailNames.intern(packed, into: &held)
+        return (packed, held, EventDetailNames.expand(held[1...]))
+    }
+
+    @Test func everyKnownNameIsOneByteAndComesBack() {
+        let names = EventDetailNames.names.map { String(decoding: $0, as: UTF8.self) }
+        let details = names.map { EventDetail($0, .string("v")) }
+        let (packed, held, back) = Self.roundTrip(details)
+        #expect(back == packed)
+        #expect(held.count - 1 == packed.count - names.reduce(0) { $0 + $1.utf8.count })
+    }
+
+    @Test func otherNamesAndEveryKindComeBackAsPacked() {
+        let long = String(repeating: "n", count: 300)
+        let details = [
+            EventDetail("merged_from", .profiles([ProfileID(high: 1, low: 2, tag: 3)])),
+            EventDetail("custom", .int(-7)),
+            EventDetail(long, .strings(["a", "store"])),
+            EventDetail("store", .bool(true)),
+            EventDetail(String(repeating: "m", count: 127), .string("")),
+        ]
+        let (packed, _, back) = Self.roundTrip(details)
+        #expect(back == packed)
+        #expect(EventDetailCoding.unpack(back) == details)
+        #expect(Self.roundTrip([]).back == EventDetailCoding.pack([]))
     }
 }

@@ -13,7 +13,7 @@ private func profile(_ n: UInt64, customerUserID: String? = nil, attributes: [St
             cursor: 0)
 }
 
-private func rebuilt(_ directory: ProfileDirectory) -> ProfileDirectory {
+private func rebuilt(_ directory: ProfileDirectory) -> ProfileDirectory? {
     ProfileDirectory(profiles: directory.all, aliasTokens: directory.aliasTokens)
 }
 
@@ -168,5 +168,89 @@ struct ProfileDirectoryRebuild {
         directory.merge(id(4), into: id(3))
         directory.remove(id(1))
         #expect(rebuilt(directory) == directory)
+    }
+}
+
+@Suite("Removing a profile moves the last one into its place, and every index follows it")
+struct ProfileDirectoryRemoval {
+    /// Profiles 1…n, every other one with a customer user id.
+    static func directory(_ n: UInt64) -> ProfileDirectory {
+        var directory = ProfileDirectory()
+        for k in 1...n { directory.insert(profile(k, customerUserID: k.isMultiple(of: 2) ? "user-\(k)" : nil)) }
+        return directory
+    }
+
+    static func expectFindable(_ directory: ProfileDirectory, _ kept: [UInt64], gone: [UInt64]) {
+        #expect(directory.count == kept.count)
+        for k in kept {
+            #expect(directory.profile(id(k))?.id == id(k))
+            #expect(directory.profile(token: token(k))?.id == id(k))
+            if k.isMultiple(of: 2) { #expect(directory.profile(customerUserID: "user-\(k)")?.id == id(k)) }
+        }
+        for k in gone {
+            #expect(!directory.isProfile(id(k)))
+            #expect(directory.profile(token: token(k)) == nil)
+            #expect(directory.profile(customerUserID: "user-\(k)") == nil)
+        }
+        #expect(directory.all.map(\.id) == kept.map { id($0) }.sorted())
+    }
+
+    @Test func removingTheFirstTheLastAndOneInBetween() {
+        var directory = Self.directory(6)
+        directory.remove(id(1))
+        Self.expectFindable(directory, [2, 3, 4, 5, 6], gone: [1])
+        directory.remove(id(6))
+        Self.expectFindable(directory, [2, 3, 4, 5], gone: [1, 6])
+        directory.remove(id(4))
+        Self.expectFindable(directory, [2, 3, 5], gone: [1, 4, 6])
+        directory.insert(profile(4, customerUserID: "user-4"))
+        Self.expectFindable(directory, [2, 3, 4, 5], gone: [1, 6])
+    }
+
+    @Test func aMergeMovesTheLastProfileToo() {
+        var directory = Self.directory(5)
+        directory.merge(id(1), into: id(5))
+        #expect(directory.profile(id(1))?.id == id(5))
+        #expect(directory.profile(token: token(1))?.id == id(5))
+        #expect(directory.profile(id(5))?.aliases == [id(1)])
+        directory.assignToken(token(9), to: id(5))
+        directory.assignCustomerUserID("user-3", to: id(3))
+        #expect(directory.profile(token: token(9))?.id == id(5))
+        #expect(directory.profile(customerUserID: "user-3")?.id == id(3))
+        #expect(rebuilt(directory) == directory)
+    }
+
+    @Test func removingEveryProfileInAnyOrderLeavesAnEmptyDirectory() {
+        var directory = Self.directory(200)
+        var left = Array(1...UInt64(200))
+        var generator = SystemRandomNumberGenerator()
+        while let k = left.randomElement(using: &generator) {
+            directory.remove(id(k))
+            left.removeAll { $0 == k }
+            if left.count.isMultiple(of: 50) { Self.expectFindable(directory, left, gone: []) }
+        }
+        #expect(directory == ProfileDirectory())
+    }
+
+    @Test func profilesInsertedInAnotherOrderMakeAnEqualDirectory() {
+        var forward = ProfileDirectory()
+        var backward = ProfileDirectory()
+        for k: UInt64 in 1...20 { forward.insert(profile(k)) }
+        for k: UInt64 in (1...20).reversed() { backward.insert(profile(k)) }
+        #expect(forward == backward)
+        backward.update(id(7)) { $0.lastSeenMs = 1 }
+        #expect(forward != backward)
+    }
+}
+
+@Suite("A directory is not rebuilt from profiles that share a key")
+struct ProfileDirectoryDamage {
+    @Test func sharedIDCustomerUserIDOrTokenIsRefused() {
+        let alice = profile(1, customerUserID: "alice")
+        #expect(ProfileDirectory(profiles: [alice, profile(2)], aliasTokens: [:]) != nil)
+        #expect(ProfileDirectory(profiles: [alice, alice], aliasTokens: [:]) == nil)
+        #expect(ProfileDirectory(profiles: [alice, profile(2, customerUserID: "alice")], aliasTokens: [:]) == nil)
+        let sameToken = Profile(id: id(2), customerUserID: nil, token: token(1), createdMs: 0, lastSeenMs: 0, cursor: 0)
+        #expect(ProfileDirectory(profiles: [alice, sameToken], aliasTokens: [:]) == nil)
     }
 }

@@ -143,7 +143,7 @@ struct SplitMix {
             #expect(await server.stop().status == 0)
         }
         let segments = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.hasSuffix(".wal") }
-        #expect(segments.count == 1)
+        try #require(segments.count == 1, "\(segments)")
         return dataDirectory + "/wal/" + segments[0]
     }
 

@@ -55,19 +55,24 @@ public enum EventDetailCoding {
         let count = try reader.readCount()
         for _ in 0..<count {
             try reader.skipString()
-            let start = reader.offset
-            switch DetailKind(rawValue: try reader.readUInt8()) {
-            case .string: try reader.skipString()
-            case .int: _ = try reader.readVarInt()
-            case .profiles:
-                let ids = try reader.readCount()
-                for _ in 0..<ids { _ = try reader.readProfileID() }
-            case .strings:
-                let strings = try reader.readCount()
-                for _ in 0..<strings { try reader.skipString() }
-            case .bool: _ = try reader.readBool()
-            case nil: throw ByteReaderError.invalid("event detail", at: start)
-            }
+            try skipValue(&reader)
+        }
+    }
+
+    /// Checks one detail's kind byte and value and moves past them.
+    static func skipValue(_ reader: inout ByteReader) throws(ByteReaderError) {
+        let start = reader.offset
+        switch DetailKind(rawValue: try reader.readUInt8()) {
+        case .string: try reader.skipString()
+        case .int: _ = try reader.readVarInt()
+        case .profiles:
+            let ids = try reader.readCount()
+            for _ in 0..<ids { _ = try reader.readProfileID() }
+        case .strings:
+            let strings = try reader.readCount()
+            for _ in 0..<strings { try reader.skipString() }
+        case .bool: _ = try reader.readBool()
+        case nil: throw ByteReaderError.invalid("event detail", at: start)
         }
     }
 

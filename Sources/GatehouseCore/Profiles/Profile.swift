@@ -116,10 +116,10 @@ public enum EventType: String, Sendable, CaseIterable {
 
 /// One event of the project's feed. Its id is stable: consumers deduplicate on it.
 public struct Event: Sendable, Equatable {
-    /// `evt_<sequence>_<index within that change>`: unique in the project, the same on every read.
-    public let id: String
     /// The project sequence number of the change that made it.
     public let cursor: UInt64
+    /// Its place among the events of that change, from 0.
+    public let index: UInt32
     public let type: EventType
     /// `nil` for a purchase no profile owns yet (held under its token until one claims it).
     public let profileID: ProfileID?
@@ -129,27 +129,73 @@ public struct Event: Sendable, Equatable {
     /// event, where a list of detail values would cost an allocation per string.
     public let packedDetails: [UInt8]
 
+    /// `evt_<sequence>_<index within that change>`: unique in the project, the same on every read.
+    public var id: String { Self.id(cursor: cursor, index: index) }
+
     /// Type-specific fields, in a stable order (for `SUBSCRIBER_ALIAS`: `merged_from`).
     public var details: [EventDetail] { EventDetailCoding.unpack(packedDetails) }
 
-    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
+    public init(cursor: UInt64, index: UInt32, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
                 details: [EventDetail])
     {
-        self.init(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
+        self.init(cursor: cursor, index: index, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
                   packedDetails: EventDetailCoding.pack(details))
     }
 
-    /// With details already in ``EventDetailCoding``'s form (read from a snapshot).
-    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
+    /// With details already in ``EventDetailCoding``'s form (read from a snapshot or the feed).
+    public init(cursor: UInt64, index: UInt32, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
                 packedDetails: [UInt8])
     {
-        self.id = id
         self.cursor = cursor
+        self.index = index
         self.type = type
         self.profileID = profileID
         self.customerUserID = customerUserID
         self.atMs = atMs
         self.packedDetails = packedDetails
+    }
+
+    /// An event named by its id, which must be `cursor`'s (tests spell events out this way).
+    public init(id: String, cursor: UInt64, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
+                details: [EventDetail])
+    {
+        guard let index = Self.index(inID: id, cursor: cursor) else { preconditionFailure("\(id) is not an id of cursor \(cursor)") }
+        self.init(cursor: cursor, index: index, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
+                  details: details)
+    }
+
+    public static func id(cursor: UInt64, index: UInt32) -> String {
+        "evt_\(cursor)_\(index)"
+    }
+
+    /// The index in an id as ``id(cursor:index:)`` writes it for `cursor`; `nil` for any other
+    /// text (another cursor, a sign, a leading zero, an index past `UInt32`), so an id read back
+    /// is written again byte for byte.
+    public static func index(inID id: String, cursor: UInt64) -> UInt32? {
+        var text = Substring(id).utf8
+        guard text.starts(with: "evt_".utf8) else { return nil }
+        text.removeFirst(4)
+        guard decimal(&text) == cursor, text.popFirst() == UInt8(ascii: "_"), let index = decimal(&text), text.isEmpty else {
+            return nil
+        }
+        return UInt32(exactly: index)
+    }
+
+    /// A decimal number in its one spelling (digits only, no leading zero) from the front of
+    /// `text`; `nil` when there is none or it overflows.
+    private static func decimal(_ text: inout Substring.UTF8View) -> UInt64? {
+        var value: UInt64 = 0
+        var digits = 0
+        while let byte = text.first, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+            guard digits == 0 || value != 0 else { return nil }
+            let (tens, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = tens.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflowed, !carried else { return nil }
+            value = sum
+            digits += 1
+            text.removeFirst()
+        }
+        return digits > 0 ? value : nil
     }
 }
 

@@ -1,33 +1,47 @@
-/// A project's profiles with an O(1) index for every way to find one: by id, by the id of a
-/// profile merged into it (alias), by customer user id, and by app account token (its own, or
-/// the token of a profile merged into it).
-public struct ProfileDirectory: Sendable, Equatable {
-    private var profiles: [ProfileID: Profile] = [:]
+/// A project's profiles with an index for every way to find one: by id, by the id of a profile
+/// merged into it (alias), by customer user id, and by app account token (its own, or the token
+/// of a profile merged into it).
+///
+/// The profiles lie densely in one array, in no particular order; the id, customer user id and
+/// token indexes hold positions in it (4 bytes an entry, the key read from the profile), since a
+/// million profiles in dictionaries keyed by each cost about 470 bytes a profile in buckets alone.
+/// Removing a profile moves the last one into its place and re-points that one's entries.
+public struct ProfileDirectory: Sendable {
+    private var profiles: [Profile] = []
+    private var byID = SlotIndex<ProfileID>()
+    /// Only profiles with a customer user id are indexed here.
+    private var byCustomerUserID = SlotIndex<String?>()
+    /// Each profile's own token.
+    private var byToken = SlotIndex<AppAccountToken>()
     /// Merged-away ids → the profile they resolve to now.
     private var aliases: [ProfileID: ProfileID] = [:]
-    private var byCustomerUserID: [String: ProfileID] = [:]
-    /// Every token that resolves to a profile: its own, and those of profiles merged into it.
-    private var byToken: [AppAccountToken: ProfileID] = [:]
     /// The tokens of profiles merged into each profile (so a merge or delete never scans). A set,
     /// with no empty entries, so a directory rebuilt from a snapshot equals the one it came from.
     private var mergedTokens: [ProfileID: Set<AppAccountToken>] = [:]
+    /// The same tokens by token: the profile each resolves to now.
+    private var mergedTokenOwners: [AppAccountToken: ProfileID] = [:]
 
     public init() {}
 
-    /// Rebuilds the indexes from stored profiles and the tokens of merged-away profiles.
-    public init(profiles: [Profile], aliasTokens: [AppAccountToken: ProfileID]) {
+    /// Rebuilds the indexes from stored profiles and the tokens of merged-away profiles; `nil`
+    /// when two profiles share an id, a customer user id or a token (damage: a directory never
+    /// holds such). A merged token a profile holds as its own is ignored.
+    public init?(profiles: [Profile], aliasTokens: [AppAccountToken: ProfileID]) {
+        self.profiles = profiles
+        let identified = profiles.reduce(0) { $0 + ($1.customerUserID == nil ? 0 : 1) }
         // Sized once: a snapshot of a million profiles is not rehashed on the way in.
-        self.profiles.reserveCapacity(profiles.count)
-        byToken.reserveCapacity(profiles.count + aliasTokens.count)
-        byCustomerUserID.reserveCapacity(profiles.count)
-        for profile in profiles {
-            self.profiles[profile.id] = profile
-            if let customerUserID = profile.customerUserID { byCustomerUserID[customerUserID] = profile.id }
-            byToken[profile.token] = profile.id
-            for alias in profile.aliases { aliases[alias] = profile.id }
+        byID.reserveCapacity(profiles.count, in: profiles, key: \.id)
+        byToken.reserveCapacity(profiles.count, in: profiles, key: \.token)
+        byCustomerUserID.reserveCapacity(identified, in: profiles, key: \.customerUserID)
+        for slot in profiles.indices {
+            guard byID.insert(slot, in: profiles, key: \.id), byToken.insert(slot, in: profiles, key: \.token) else { return nil }
+            if profiles[slot].customerUserID != nil {
+                guard byCustomerUserID.insert(slot, in: profiles, key: \.customerUserID) else { return nil }
+            }
+            for alias in profiles[slot].aliases { aliases[alias] = profiles[slot].id }
         }
-        for (token, owner) in aliasTokens where byToken[token] == nil {
-            byToken[token] = owner
+        for (token, owner) in aliasTokens where byToken.position(of: token, in: profiles, key: \.token) == nil {
+            mergedTokenOwners[token] = owner
             mergedTokens[owner, default: []].insert(token)
         }
     }
@@ -35,106 +49,112 @@ public struct ProfileDirectory: Sendable, Equatable {
     public var count: Int { profiles.count }
 
     /// Every profile, ordered by id (snapshots are deterministic).
-    public var all: [Profile] { profiles.values.sorted { $0.id < $1.id } }
+    public var all: [Profile] { profiles.sorted { $0.id < $1.id } }
 
     /// Tokens of merged-away profiles and who they resolve to, for snapshots.
-    public var aliasTokens: [AppAccountToken: ProfileID] {
-        var result: [AppAccountToken: ProfileID] = [:]
-        for (owner, tokens) in mergedTokens {
-            for token in tokens { result[token] = owner }
-        }
-        return result
-    }
+    public var aliasTokens: [AppAccountToken: ProfileID] { mergedTokenOwners }
 
     /// The id a profile id or alias stands for now, if any.
     public func canonicalID(_ id: ProfileID) -> ProfileID? {
-        // `index(forKey:)`, not `profiles[id] != nil`: that would copy the profile to test it.
-        if profiles.index(forKey: id) != nil { return id }
+        if slot(of: id) != nil { return id }
         return aliases[id]
     }
 
     /// Whether `id` is a profile's own id (not an alias, not deleted). Copies nothing.
     public func isProfile(_ id: ProfileID) -> Bool {
-        profiles.index(forKey: id) != nil
+        slot(of: id) != nil
     }
 
     /// The profile behind an id or an alias.
     public func profile(_ id: ProfileID) -> Profile? {
-        if let index = profiles.index(forKey: id) { return profiles.values[index] }
-        return aliases[id].flatMap { profiles[$0] }
+        canonicalSlot(of: id).map { profiles[$0] }
     }
 
-    /// The customer user id of the profile behind an id or an alias. `mutating` only to read
-    /// through an in-place access: the dictionary's getter would copy the whole profile (a
-    /// retain and release of each of its buffers), once for every event recorded.
-    mutating func customerUserID(of id: ProfileID) -> String? {
-        guard let canonical = canonicalID(id), let index = profiles.index(forKey: canonical) else { return nil }
-        return Self.customerUserID(in: &profiles.values[index])
-    }
-
-    private static func customerUserID(in profile: inout Profile) -> String? {
-        profile.customerUserID
+    /// The customer user id of the profile behind an id or an alias (once for every event
+    /// recorded).
+    func customerUserID(of id: ProfileID) -> String? {
+        canonicalSlot(of: id).flatMap { profiles[$0].customerUserID }
     }
 
     public func profile(customerUserID: String) -> Profile? {
-        byCustomerUserID[customerUserID].flatMap { profiles[$0] }
+        byCustomerUserID.position(of: customerUserID, in: profiles, key: \.customerUserID).map { profiles[$0] }
     }
 
     /// The profile a token resolves to (its own, or merged into it).
     public func profile(token: AppAccountToken) -> Profile? {
-        byToken[token].flatMap { profiles[$0] }
+        if let slot = byToken.position(of: token, in: profiles, key: \.token) { return profiles[slot] }
+        return mergedTokenOwners[token].flatMap { profile($0) }
+    }
+
+    private func slot(of id: ProfileID) -> Int? {
+        byID.position(of: id, in: profiles, key: \.id)
+    }
+
+    /// Where the profile behind an id or an alias lies.
+    private func canonicalSlot(of id: ProfileID) -> Int? {
+        slot(of: id) ?? aliases[id].flatMap { slot(of: $0) }
     }
 
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
 
     mutating func insert(_ profile: Profile) {
-        precondition(!isProfile(profile.id) && aliases[profile.id] == nil, "profile id \(profile.id) reused")
-        precondition(byToken[profile.token] == nil, "token \(profile.token) already held")
-        if let customerUserID = profile.customerUserID {
-            precondition(byCustomerUserID[customerUserID] == nil, "customer user id already held")
-            byCustomerUserID[customerUserID] = profile.id
+        precondition(canonicalID(profile.id) == nil, "profile id \(profile.id) reused")
+        precondition(mergedTokenOwners[profile.token] == nil, "token \(profile.token) already held")
+        profiles.append(profile)
+        let slot = profiles.count - 1
+        let newID = byID.insert(slot, in: profiles, key: \.id)
+        precondition(newID, "profile id \(profile.id) reused")
+        let newToken = byToken.insert(slot, in: profiles, key: \.token)
+        precondition(newToken, "token \(profile.token) already held")
+        if profile.customerUserID != nil {
+            let newCustomerUserID = byCustomerUserID.insert(slot, in: profiles, key: \.customerUserID)
+            precondition(newCustomerUserID, "customer user id already held")
         }
-        profiles[profile.id] = profile
-        byToken[profile.token] = profile.id
     }
 
-    /// Changes a profile in place (one hash, no copy of it).
+    /// Changes a profile in place (one lookup, no copy of it). The body must leave the customer
+    /// user id and the token as they are: the indexes find the profile by them.
     mutating func update(_ id: ProfileID, _ body: (inout Profile) -> Void) {
-        guard let index = profiles.index(forKey: id) else { preconditionFailure("update of unknown profile \(id)") }
-        body(&profiles.values[index])
+        guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
+        body(&profiles[slot])
     }
 
     mutating func assignCustomerUserID(_ customerUserID: String, to id: ProfileID) {
-        precondition(byCustomerUserID[customerUserID] == nil, "customer user id already held")
-        update(id) { profile in
-            precondition(profile.customerUserID == nil, "a customer user id never changes once set")
-            profile.customerUserID = customerUserID
-        }
-        byCustomerUserID[customerUserID] = id
+        guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
+        precondition(profiles[slot].customerUserID == nil, "a customer user id never changes once set")
+        profiles[slot].customerUserID = customerUserID
+        let assigned = byCustomerUserID.insert(slot, in: profiles, key: \.customerUserID)
+        precondition(assigned, "customer user id already held")
     }
 
     /// Gives `id` a new token; the old one is released (nothing resolves through it any more).
     /// A token that already resolved to `id` through a merge becomes its own.
     mutating func assignToken(_ token: AppAccountToken, to id: ProfileID) {
-        let old = profiles[id]?.token
-        precondition(byToken[token] == nil || byToken[token] == id, "token \(token) held by another profile")
-        if let old, old != token { byToken[old] = nil }
-        mergedTokens[id]?.remove(token)
-        if mergedTokens[id]?.isEmpty == true { mergedTokens[id] = nil }
-        update(id) { $0.token = token }
-        byToken[token] = id
+        guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
+        guard profiles[slot].token != token else { return }
+        if let owner = mergedTokenOwners.removeValue(forKey: token) {
+            precondition(owner == id, "token \(token) held by another profile")
+            mergedTokens[id]?.remove(token)
+            if mergedTokens[id]?.isEmpty == true { mergedTokens[id] = nil }
+        }
+        byToken.remove(slot, in: profiles, key: \.token)
+        profiles[slot].token = token
+        let assigned = byToken.insert(slot, in: profiles, key: \.token)
+        precondition(assigned, "token \(token) held by another profile")
     }
 
     /// Folds `source` into `target`: the source's id, its aliases and its token resolve to the
     /// target from now on; the target's attributes win over the source's, and the source's are
     /// taken in key order only while the target holds fewer than the most a profile may hold.
     mutating func merge(_ source: ProfileID, into target: ProfileID) {
-        guard let merged = profiles.removeValue(forKey: source) else { preconditionFailure("merge of unknown profile \(source)") }
+        guard let slot = slot(of: source) else { preconditionFailure("merge of unknown profile \(source)") }
+        let merged = profiles[slot]
         precondition(merged.customerUserID == nil, "only an anonymous profile is merged")
+        removeProfile(at: slot)
         for alias in merged.aliases { aliases[alias] = target }
         aliases[source] = target
         let moved = [merged.token] + (mergedTokens.removeValue(forKey: source) ?? [])
-        for token in moved { byToken[token] = target }
+        for token in moved { mergedTokenOwners[token] = target }
         mergedTokens[target, default: []].formUnion(moved)
         update(target) { profile in
             profile.aliases.append(contentsOf: [source] + merged.aliases)
@@ -147,54 +167,40 @@ public struct ProfileDirectory: Sendable, Equatable {
 
     /// Removes a profile with its aliases; its customer user id and tokens become free.
     mutating func remove(_ id: ProfileID) {
-        guard let removed = profiles.removeValue(forKey: id) else { preconditionFailure("delete of unknown profile \(id)") }
-        if let customerUserID = removed.customerUserID { byCustomerUserID[customerUserID] = nil }
+        guard let slot = slot(of: id) else { preconditionFailure("delete of unknown profile \(id)") }
+        let removed = profiles[slot]
+        removeProfile(at: slot)
         for alias in removed.aliases { aliases[alias] = nil }
-        byToken[removed.token] = nil
-        for token in mergedTokens.removeValue(forKey: id) ?? [] { byToken[token] = nil }
+        for token in mergedTokens.removeValue(forKey: id) ?? [] { mergedTokenOwners[token] = nil }
     }
 
     /// Every profile counts as changed at `sequence` (a tenant restored over a live one).
     mutating func touchAll(at sequence: UInt64) {
-        for id in Array(profiles.keys) { profiles[id]?.cursor = sequence }
+        for slot in profiles.indices { profiles[slot].cursor = sequence }
+    }
+
+    /// Takes the profile at `slot` out of the array and its three indexes; the last profile
+    /// moves into the gap and its entries follow it.
+    private mutating func removeProfile(at slot: Int) {
+        byID.remove(slot, in: profiles, key: \.id)
+        byToken.remove(slot, in: profiles, key: \.token)
+        if profiles[slot].customerUserID != nil { byCustomerUserID.remove(slot, in: profiles, key: \.customerUserID) }
+        let last = profiles.count - 1
+        if slot != last {
+            let moving = profiles[last]
+            byID.move(last, to: slot, key: moving.id)
+            byToken.move(last, to: slot, key: moving.token)
+            if moving.customerUserID != nil { byCustomerUserID.move(last, to: slot, key: moving.customerUserID) }
+            profiles.swapAt(slot, last)
+        }
+        profiles.removeLast()
     }
 }
 
-/// The project's event feed, oldest first, keeping at least the last 100,000 events or the last
-/// 7 days, whichever is more (PROTOCOL.md, "The event feed").
-public struct EventLog: Sendable, Equatable {
-    public static let keptCountMin = 100_000
-    public static let keptAgeMs: Int64 = 7 * 86_400_000
-
-    public private(set) var events: [Event]
-
-    public init(events: [Event] = []) {
-        self.events = events
-    }
-
-    /// Events after `cursor` (exclusive), oldest first, at most `limit`.
-    public func events(after cursor: UInt64, limit: Int) -> [Event] {
-        var low = 0
-        var high = events.count
-        while low < high {
-            let middle = (low + high) / 2
-            if events[middle].cursor <= cursor { low = middle + 1 } else { high = middle }
-        }
-        return Array(events[low..<min(events.count, low + limit)])
-    }
-
-    mutating func append(_ event: Event) {
-        events.append(event)
-    }
-
-    /// Drops what is both beyond the newest 100,000 and older than 7 days. Pruning waits until
-    /// a tenth more has piled up, so a busy feed pays for one move of the array per 10,000
-    /// events, not per event.
-    mutating func prune(nowMs: Int64) {
-        let excess = events.count - Self.keptCountMin
-        guard excess >= Self.keptCountMin / 10 else { return }
-        var drop = 0
-        while drop < excess, nowMs - events[drop].atMs > Self.keptAgeMs { drop += 1 }
-        if drop > 0 { events.removeFirst(drop) }
+extension ProfileDirectory: Equatable {
+    /// The same profiles, aliases and merged tokens, wherever each profile lies in the array.
+    public static func == (lhs: ProfileDirectory, rhs: ProfileDirectory) -> Bool {
+        guard lhs.count == rhs.count, lhs.aliases == rhs.aliases, lhs.mergedTokens == rhs.mergedTokens else { return false }
+        return lhs.profiles.allSatisfy { profile in rhs.slot(of: profile.id).map { rhs.profiles[$0] } == profile }
     }
 }

@@ -340,7 +340,7 @@ public struct ProjectState: Sendable, Equatable {
                                  counters: inout BatchCounters)
     {
         let customerUserID = id.flatMap { profiles.customerUserID(of: $0) }
-        events.append(Event(id: "evt_\(sequence)_\(counters.events)", cursor: sequence, type: type, profileID: id,
+        events.append(Event(cursor: sequence, index: UInt32(counters.events), type: type, profileID: id,
                             customerUserID: customerUserID, atMs: atMs, details: details))
         counters.events += 1
     }

@@ -82,13 +82,17 @@ public enum Deadline: Sendable, Hashable, Comparable {
 
 /// Everything a project's profiles bought or were given (DESIGN.md, "Who owns a purchase"),
 /// with O(1) indexes by owner and by the token of purchases no profile owns yet, the store
-/// notification ids already applied, and the one timer queue of the project.
+/// notification ids already applied, and the timer queues of the project.
 ///
-/// The indexes and the queue are derived from the purchases and grants: a book rebuilt from its
-/// stored parts equals the one it came from, and equality compares the stored parts only.
+/// Sized for a million purchases in one project: each purchase is stored once, in a
+/// ``PurchaseTable`` with its indexes, and the timer queue names a subscription by its slot,
+/// never by its key.
+///
+/// The indexes and the queues are derived from the purchases and grants: a book rebuilt from
+/// its stored parts equals the one it came from, and equality compares the stored parts only.
 public struct PurchaseBook: Sendable {
-    public private(set) var subscriptions: [PurchaseKey: HeldSubscription] = [:]
-    public private(set) var oneTimePurchases: [PurchaseKey: HeldPurchase] = [:]
+    public private(set) var subscriptions = PurchaseTable<HeldSubscription>()
+    public private(set) var oneTimePurchases = PurchaseTable<HeldPurchase>()
     /// Grants by profile, then by entitlement.
     public private(set) var grants: [ProfileID: [String: PromotionalGrant]] = [:]
     /// Per profile, the purchases it lost to transfers (ordered); none for most profiles.
@@ -99,21 +103,13 @@ public struct PurchaseBook: Sendable {
     public var seenNotifications: [SeenNotification] { Array(notifications.live) }
     private var notifications = NotificationMemory()
 
-    private var owned: [ProfileID: Holdings] = [:]
-    private var unownedByToken: [AppAccountToken: Holdings] = [:]
-    private var deadlines = DeadlineQueue()
-
-    /// What one profile (or one token) holds. Small arrays, not sets: almost every profile
-    /// holds none or a few, and a set costs a hash table per profile.
-    struct Holdings: Sendable {
-        var subscriptions: [PurchaseKey] = []
-        var purchases: [PurchaseKey] = []
-        var isEmpty: Bool { subscriptions.isEmpty && purchases.isEmpty }
-    }
+    /// Subscription deadlines by slot; grants (few) by profile and entitlement.
+    private var subscriptionDeadlines = DeadlineQueue<Int>()
+    private var grantDeadlines = DeadlineQueue<Deadline>()
 
     public init() {}
 
-    /// Rebuilds the indexes and the timer queue from stored parts.
+    /// Rebuilds the indexes and the timer queues from stored parts.
     public init(
         subscriptions: [HeldSubscription], oneTimePurchases: [HeldPurchase],
         grants: [(ProfileID, PromotionalGrant)], seenNotifications: [SeenNotification],
@@ -124,7 +120,7 @@ public struct PurchaseBook: Sendable {
         }
         self.subscriptions.reserveCapacity(subscriptions.count)
         self.oneTimePurchases.reserveCapacity(oneTimePurchases.count)
-        owned.reserveCapacity(subscriptions.count + oneTimePurchases.count)
+        subscriptionDeadlines.reserveCapacity(subscriptions.count)
         for held in subscriptions { store(held) }
         for held in oneTimePurchases { store(held) }
         for (profile, grant) in grants { store(grant, for: profile) }
@@ -139,12 +135,13 @@ public struct PurchaseBook: Sendable {
 
     /// The subscriptions a profile owns, ordered by key.
     public func subscriptions(ownedBy id: ProfileID) -> [Subscription] {
-        (owned[id]?.subscriptions.sorted() ?? []).compactMap { subscriptions[$0]?.subscription }
+        subscriptions.slots(ownedBy: id).map { subscriptions[slot: $0].subscription }
+            .sorted { ($0.store, $0.originalTransactionID) < ($1.store, $1.originalTransactionID) }
     }
 
     /// The one-time purchases a profile owns, ordered by purchase time, then key.
     public func oneTimePurchases(ownedBy id: ProfileID) -> [OneTimePurchase] {
-        (owned[id]?.purchases.sorted() ?? []).compactMap { oneTimePurchases[$0]?.purchase }
+        oneTimePurchases.slots(ownedBy: id).map { oneTimePurchases[slot: $0].purchase }
             .sorted { ($0.purchasedMs, $0.store, $0.transactionID) < ($1.purchasedMs, $1.store, $1.transactionID) }
     }
 
@@ -168,11 +165,11 @@ public struct PurchaseBook: Sendable {
     public func grant(of id: ProfileID, entitlement: String) -> PromotionalGrant? { grants[id]?[entitlement] }
 
     /// Whether the profile owns a store purchase (grants do not count).
-    public func ownsPurchase(_ id: ProfileID) -> Bool { !(owned[id]?.isEmpty ?? true) }
+    public func ownsPurchase(_ id: ProfileID) -> Bool { subscriptions.ownsAny(id) || oneTimePurchases.ownsAny(id) }
 
     /// Whether any subscription the profile owns is entitling at `nowMs`.
     public func hasActiveSubscription(_ id: ProfileID, nowMs: Int64) -> Bool {
-        (owned[id]?.subscriptions ?? []).contains { subscriptions[$0]?.subscription.isEntitling(nowMs: nowMs) ?? false }
+        subscriptions.slots(ownedBy: id).contains { subscriptions[slot: $0].subscription.isEntitling(nowMs: nowMs) }
     }
 
     public func hasSeen(notification: String, store: String) -> Bool {
@@ -180,31 +177,33 @@ public struct PurchaseBook: Sendable {
     }
 
     /// The earliest moment the timer has something to do, if any. O(1): every change ends with
-    /// ``dropStaleDeadlines()`` and a rebuilt book queues live deadlines only, so the top of the
-    /// queue is always live.
-    public var nextDeadlineMs: Int64? { deadlines.top?.ms }
+    /// ``dropStaleDeadlines()`` and a rebuilt book queues live deadlines only, so the top of
+    /// each queue is always live.
+    public var nextDeadlineMs: Int64? {
+        guard let subscription = subscriptionDeadlines.top?.ms else { return grantDeadlines.top?.ms }
+        guard let grant = grantDeadlines.top?.ms else { return subscription }
+        return min(subscription, grant)
+    }
 
     /// Everything due at `nowMs` (deadline ≤ `nowMs`), ordered by deadline, then key. Read only.
     public func due(nowMs: Int64) -> [Deadline] {
+        let dueSubscriptions = subscriptionDeadlines.entries(atOrBefore: nowMs)
+            .filter { subscriptions[slot: $0.item].subscription.nextDeadlineMs == $0.ms }
+            .map { (ms: $0.ms, deadline: Deadline.subscription(subscriptions[slot: $0.item].key)) }
+        let dueGrants = grantDeadlines.entries(atOrBefore: nowMs)
+            .filter { Self.current(of: $0.item, grants: grants) == $0.ms }
+            .map { (ms: $0.ms, deadline: $0.item) }
         var seen = Set<Deadline>()
-        return deadlines.entries(atOrBefore: nowMs)
-            .filter { current(of: $0.key) == $0.ms && seen.insert($0.key).inserted }
-            .sorted { $0.ms != $1.ms ? $0.ms < $1.ms : $0.key < $1.key }
-            .map(\.key)
+        return (dueSubscriptions + dueGrants)
+            .filter { seen.insert($0.deadline).inserted }
+            .sorted { $0.ms != $1.ms ? $0.ms < $1.ms : $0.deadline < $1.deadline }
+            .map(\.deadline)
     }
 
-    /// The deadline an item has now, by its stored state.
-    private func current(of deadline: Deadline) -> Int64? {
-        Self.current(of: deadline, subscriptions: subscriptions, grants: grants)
-    }
-
-    private static func current(
-        of deadline: Deadline, subscriptions: [PurchaseKey: HeldSubscription], grants: [ProfileID: [String: PromotionalGrant]]
-    ) -> Int64? {
-        switch deadline {
-        case .subscription(let key): subscriptions[key]?.subscription.nextDeadlineMs
-        case .grant(let profile, let entitlement): grants[profile]?[entitlement]?.nextDeadlineMs
-        }
+    /// The deadline a grant has now, by its stored state (`nil` for anything else).
+    private static func current(of deadline: Deadline, grants: [ProfileID: [String: PromotionalGrant]]) -> Int64? {
+        guard case .grant(let profile, let entitlement) = deadline else { return nil }
+        return grants[profile]?[entitlement]?.nextDeadlineMs
     }
 
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
@@ -212,12 +211,10 @@ public struct PurchaseBook: Sendable {
     /// Inserts or replaces a subscription; answers what it replaced.
     @discardableResult
     mutating func store(_ held: HeldSubscription) -> HeldSubscription? {
-        let key = held.key
-        let previous = subscriptions.updateValue(held, forKey: key)
-        if let previous { unindex(subscription: key, owner: previous.owner, token: previous.token) }
-        index(subscription: key, owner: held.owner, token: held.token)
+        let (slot, previous) = subscriptions.store(held)
+        // A deadline that moved gets a new entry; the old one goes stale.
         if let deadline = held.subscription.nextDeadlineMs, deadline != previous?.subscription.nextDeadlineMs {
-            deadlines.push(deadline, .subscription(key))
+            subscriptionDeadlines.push(deadline, slot)
         }
         return previous
     }
@@ -225,16 +222,12 @@ public struct PurchaseBook: Sendable {
     /// Inserts or replaces a one-time purchase; answers what it replaced.
     @discardableResult
     mutating func store(_ held: HeldPurchase) -> HeldPurchase? {
-        let key = held.key
-        let previous = oneTimePurchases.updateValue(held, forKey: key)
-        if let previous { unindex(purchase: key, owner: previous.owner, token: previous.token) }
-        index(purchase: key, owner: held.owner, token: held.token)
-        return previous
+        oneTimePurchases.store(held).previous
     }
 
     mutating func store(_ grant: PromotionalGrant, for profile: ProfileID) {
         grants[profile, default: [:]][grant.entitlementID] = grant
-        if let deadline = grant.nextDeadlineMs { deadlines.push(deadline, .grant(profile, entitlement: grant.entitlementID)) }
+        if let deadline = grant.nextDeadlineMs { grantDeadlines.push(deadline, .grant(profile, entitlement: grant.entitlementID)) }
     }
 
     mutating func markSeen(notification: String, store: String, atMs: Int64) {
@@ -244,10 +237,12 @@ public struct PurchaseBook: Sendable {
     /// Purchases held unowned under `token` now belong to `profile` (it took that token).
     /// Answers the purchases claimed.
     mutating func claim(token: AppAccountToken, for profile: ProfileID) -> [PurchaseKey] {
-        guard let held = unownedByToken[token] else { return [] }
-        for key in held.subscriptions { reown(subscription: key, to: profile) }
-        for key in held.purchases { reown(purchase: key, to: profile) }
-        return (held.subscriptions + held.purchases).sorted()
+        let subscriptionSlots = subscriptions.slots(heldUnder: token)
+        let oneTimeSlots = oneTimePurchases.slots(heldUnder: token)
+        for slot in subscriptionSlots { subscriptions.setOwner(profile, at: slot) }
+        for slot in oneTimeSlots { oneTimePurchases.setOwner(profile, at: slot) }
+        let keys = subscriptionSlots.map { subscriptions[slot: $0].key } + oneTimeSlots.map { oneTimePurchases[slot: $0].key }
+        return keys.sorted()
     }
 
     /// Everything `source` owns or was granted moves to `target` (a merge). Of two grants of the
@@ -257,10 +252,7 @@ public struct PurchaseBook: Sendable {
             forget(former, for: source)
             remember(former, for: target)
         }
-        if let holdings = owned[source] {
-            for key in holdings.subscriptions.sorted() { reown(subscription: key, to: target) }
-            for key in holdings.purchases.sorted() { reown(purchase: key, to: target) }
-        }
+        reown(everythingOf: source, to: target)
         for grant in (grants.removeValue(forKey: source) ?? [:]).values.sorted(by: { $0.entitlementID < $1.entitlementID }) {
             if let existing = grants[target]?[grant.entitlementID], !PromotionalGrant.keeps(grant, over: existing) { continue }
             store(grant, for: target)
@@ -269,10 +261,7 @@ public struct PurchaseBook: Sendable {
 
     /// A deleted profile's purchases become unowned, held under their tokens; its grants go.
     mutating func release(_ profile: ProfileID) {
-        if let holdings = owned[profile] {
-            for key in holdings.subscriptions.sorted() { reown(subscription: key, to: nil) }
-            for key in holdings.purchases.sorted() { reown(purchase: key, to: nil) }
-        }
+        reown(everythingOf: profile, to: nil)
         grants[profile] = nil
         for former in formerSources[profile] ?? [] { forget(former, for: profile) }
     }
@@ -305,73 +294,20 @@ public struct PurchaseBook: Sendable {
         if formerHolders[source]?.isEmpty == true { formerHolders[source] = nil }
     }
 
-    /// Lets the timer queue forget what is no longer due (called after each applied batch).
+    /// Lets the timer queues forget what is no longer due (called after each applied batch).
     mutating func dropStaleDeadlines() {
-        // Captures the two tables the check reads, not `self`: a copy of the whole book would
-        // share the queue's buffer, and the first pop would copy the entire queue.
+        // Captures the tables the checks read, not `self`: a copy of the whole book would share
+        // the queues' buffers, and the first pop would copy an entire queue.
         let subscriptions = self.subscriptions
+        subscriptionDeadlines.dropStale { subscriptions[slot: $0].subscription.nextDeadlineMs }
         let grants = self.grants
-        deadlines.dropStale { Self.current(of: $0, subscriptions: subscriptions, grants: grants) }
+        grantDeadlines.dropStale { Self.current(of: $0, grants: grants) }
     }
 
-    private mutating func reown(subscription key: PurchaseKey, to owner: ProfileID?) {
-        guard var held = subscriptions[key] else { return }
-        unindex(subscription: key, owner: held.owner, token: held.token)
-        held.owner = owner
-        subscriptions[key] = held
-        index(subscription: key, owner: owner, token: held.token)
-    }
-
-    private mutating func reown(purchase key: PurchaseKey, to owner: ProfileID?) {
-        guard var held = oneTimePurchases[key] else { return }
-        unindex(purchase: key, owner: held.owner, token: held.token)
-        held.owner = owner
-        oneTimePurchases[key] = held
-        index(purchase: key, owner: owner, token: held.token)
-    }
-
-    private typealias Kind = WritableKeyPath<Holdings, [PurchaseKey]>
-
-    private mutating func index(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        index(key, \.subscriptions, owner: owner, token: token)
-    }
-
-    private mutating func unindex(subscription key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        unindex(key, \.subscriptions, owner: owner, token: token)
-    }
-
-    private mutating func index(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        index(key, \.purchases, owner: owner, token: token)
-    }
-
-    private mutating func unindex(purchase key: PurchaseKey, owner: ProfileID?, token: AppAccountToken?) {
-        unindex(key, \.purchases, owner: owner, token: token)
-    }
-
-    /// Files a purchase under its owner, or unowned under its token (a purchase with neither is
-    /// found only by its key).
-    private mutating func index(_ key: PurchaseKey, _ kind: Kind, owner: ProfileID?, token: AppAccountToken?) {
-        if let owner {
-            owned[owner, default: Holdings()][keyPath: kind].appendIfMissing(key)
-        } else if let token {
-            unownedByToken[token, default: Holdings()][keyPath: kind].appendIfMissing(key)
-        }
-    }
-
-    private mutating func unindex(_ key: PurchaseKey, _ kind: Kind, owner: ProfileID?, token: AppAccountToken?) {
-        if let owner {
-            owned[owner]?[keyPath: kind].removeAll { $0 == key }
-            if owned[owner]?.isEmpty == true { owned[owner] = nil }
-        } else if let token {
-            unownedByToken[token]?[keyPath: kind].removeAll { $0 == key }
-            if unownedByToken[token]?.isEmpty == true { unownedByToken[token] = nil }
-        }
-    }
-}
-
-extension Array where Element: Equatable {
-    fileprivate mutating func appendIfMissing(_ element: Element) {
-        if !contains(element) { append(element) }
+    /// The purchases `owner` owns go to `newOwner` (`nil`: unowned, held under their tokens).
+    private mutating func reown(everythingOf owner: ProfileID, to newOwner: ProfileID?) {
+        for slot in subscriptions.slots(ownedBy: owner) { subscriptions.setOwner(newOwner, at: slot) }
+        for slot in oneTimePurchases.slots(ownedBy: owner) { oneTimePurchases.setOwner(newOwner, at: slot) }
     }
 }
 
@@ -425,68 +361,5 @@ struct NotificationMemory: Sendable {
             order.removeFirst(head)
             head = 0
         }
-    }
-}
-
-/// The project's one timer queue: a binary min-heap of deadlines. An entry whose item has since
-/// moved its deadline (renewed, expired, revoked) is stale and skipped, and dropped once it
-/// reaches the top, so a change never has to find its old entry.
-struct DeadlineQueue: Sendable {
-    struct Entry: Sendable {
-        var ms: Int64
-        var key: Deadline
-    }
-
-    private var heap: [Entry] = []
-
-    var top: Entry? { heap.first }
-    var count: Int { heap.count }
-
-    mutating func push(_ ms: Int64, _ key: Deadline) {
-        heap.append(Entry(ms: ms, key: key))
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].ms < heap[parent].ms else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func pop() {
-        guard !heap.isEmpty else { return }
-        heap.swapAt(0, heap.count - 1)
-        heap.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].ms < heap[smallest].ms { smallest = left }
-            if right < heap.count, heap[right].ms < heap[smallest].ms { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
-
-    /// Pops entries from the top while `current` says their item's deadline is no longer theirs.
-    mutating func dropStale(current: (Deadline) -> Int64?) {
-        while let top, current(top.key) != top.ms { pop() }
-    }
-
-    /// Every entry at or before `ms`, without changing the heap (visits only those and their
-    /// children).
-    func entries(atOrBefore ms: Int64) -> [Entry] {
-        var result: [Entry] = []
-        var pending = heap.isEmpty ? [] : [0]
-        while let index = pending.popLast() {
-            guard heap[index].ms <= ms else { continue }
-            result.append(heap[index])
-            let left = 2 * index + 1
-            if left < heap.count { pending.append(left) }
-            if left + 1 < heap.count { pending.append(left + 1) }
-        }
-        return result
     }
 }

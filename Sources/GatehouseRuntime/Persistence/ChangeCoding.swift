@@ -222,9 +222,12 @@ enum EventCoding {
         writer.writeRaw(event.packedDetails)
     }
 
+    /// The id is written out, but it is the cursor's and a number: one that is not is damage.
     static func read(_ reader: inout ByteReader, stateVersion: UInt64) throws(ByteReaderError) -> Event {
+        let idOffset = reader.offset
         let id = try reader.readString()
         let cursor = try reader.readVarUInt()
+        guard let index = Event.index(inID: id, cursor: cursor) else { throw ByteReaderError.invalid("event id \(id)", at: idOffset) }
         let type = try reader.readEnum(EventType.self)
         let profileID: ProfileID? =
             stateVersion == 1
@@ -234,8 +237,29 @@ enum EventCoding {
         let atMs = try reader.readVarInt()
         let start = reader.offset
         try EventDetailCoding.skip(&reader)
-        return Event(id: id, cursor: cursor, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
+        return Event(cursor: cursor, index: index, type: type, profileID: profileID, customerUserID: customerUserID, atMs: atMs,
                      packedDetails: reader.bytes(in: start..<reader.offset))
+    }
+
+    /// A snapshot's feed (an array of events), straight into a log: one event's details at a
+    /// time, never the whole feed as separate arrays. Events out of order are damage.
+    static func readLog(_ reader: inout ByteReader, stateVersion: UInt64) throws(ByteReaderError) -> EventLog {
+        let start = reader.offset
+        let count = try reader.readCount()
+        guard count <= reader.remaining else { throw ByteReaderError.truncated(at: start) }
+        var log = EventLog()
+        log.reserveCapacity(count)
+        var previous: (UInt64, UInt32)?
+        for _ in 0..<count {
+            let eventOffset = reader.offset
+            let event = try read(&reader, stateVersion: stateVersion)
+            if let previous, previous >= (event.cursor, event.index) {
+                throw ByteReaderError.invalid("event \(event.id) out of order", at: eventOffset)
+            }
+            previous = (event.cursor, event.index)
+            log.append(event)
+        }
+        return log
     }
 
     static func writeDetails(_ details: [EventDetail], into writer: inout ByteWriter) {

@@ -146,8 +146,8 @@ enum PurchaseCoding {
 
     /// Stored parts in a deterministic order: equal books write equal bytes.
     static func write(_ book: PurchaseBook, into writer: inout ByteWriter) {
-        writer.writeArray(book.subscriptions.sorted { $0.key < $1.key }) { write($1.value, into: &$0) }
-        writer.writeArray(book.oneTimePurchases.sorted { $0.key < $1.key }) { write($1.value, into: &$0) }
+        writer.writeArray(sortedByKey(book.subscriptions.values)) { write($1, into: &$0) }
+        writer.writeArray(sortedByKey(book.oneTimePurchases.values)) { write($1, into: &$0) }
         let grants = book.grants.sorted { $0.key < $1.key }.flatMap { entry in
             entry.value.values.sorted { $0.entitlementID < $1.entitlementID }.map { (entry.key, $0) }
         }
@@ -166,6 +166,11 @@ enum PurchaseCoding {
             writer.writeString(entry.1.key.store)
             writer.writeString(entry.1.key.id)
         }
+    }
+
+    /// The purchases ordered by key, without copying them: only their positions are sorted.
+    private static func sortedByKey<Held: KeyedPurchase>(_ values: [Held]) -> LazyMapCollection<[Int], Held> {
+        values.indices.sorted { values[$0].key < values[$1].key }.lazy.map { values[$0] }
     }
 
     /// A key listed twice is damage (the writer never does it), refused rather than guessed at.

@@ -104,7 +104,7 @@ enum StateCoding {
                 ProfileCoding.writeID(entry.value, into: &writer)
             }
         },
-        { state, writer in writer.writeArray(state.events.events) { EventCoding.write($1, into: &$0) } },
+        { state, writer in writer.writeArray(state.events) { EventCoding.write($1, into: &$0) } },
         { state, writer in PurchaseCoding.write(state.purchases, into: &writer) },
         { state, writer in CurrencyCoding.write(state.currencies, into: &writer) },
     ]
@@ -124,7 +124,8 @@ enum StateCoding {
         let config = try ConfigCoding.read(&reader)
         let sequence = try reader.readVarUInt()
         let configCursor = try reader.readVarUInt()
-        let profiles = try reader.readArray { reader throws(ByteReaderError) in
+        let profilesOffset = reader.offset
+        let profileList = try reader.readArray { reader throws(ByteReaderError) in
             try ProfileCoding.read(&reader, partCursors: version >= 2)
         }
         let aliasTokenList = try reader.readArray { reader throws(ByteReaderError) in
@@ -132,15 +133,15 @@ enum StateCoding {
         }
         var aliasTokens: [AppAccountToken: ProfileID] = [:]
         for (token, owner) in aliasTokenList { aliasTokens[token] = owner }
-        let events = try reader.readArray { reader throws(ByteReaderError) in
-            try EventCoding.read(&reader, stateVersion: version)
+        guard let profiles = ProfileDirectory(profiles: profileList, aliasTokens: aliasTokens) else {
+            throw ByteReaderError.invalid("profiles sharing an id, a customer user id or a token", at: profilesOffset)
         }
+        let events = try EventCoding.readLog(&reader, stateVersion: version)
         let purchases = version >= 2 ? try PurchaseCoding.readBook(&reader) : PurchaseBook()
         let currencies = version >= 2 ? try CurrencyCoding.readLedger(&reader) : CurrencyLedger()
         return ProjectState(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: generations,
                             config: config, sequence: sequence, configCursor: configCursor,
-                            profiles: ProfileDirectory(profiles: profiles, aliasTokens: aliasTokens),
-                            events: EventLog(events: events), purchases: purchases, currencies: currencies)
+                            profiles: profiles, events: events, purchases: purchases, currencies: currencies)
     }
 
     /// Profiles past which a state's sections are encoded side by side.

@@ -1,0 +1,115 @@
+/// The project's event feed, oldest first, keeping at least the last 100,000 events or the last
+/// 7 days, whichever is more (PROTOCOL.md, "The event feed").
+///
+/// Events are kept slim: a fixed-size entry each, and every event's details end to end in one
+/// byte array, so a feed of a million events is two allocations rather than a million (a small
+/// array costs a 32-byte header and its malloc rounding). The details are held with their names
+/// interned (``EventDetailNames``); reading an event builds an ``Event`` with its own copy of
+/// them in the packed form.
+public struct EventLog: Sendable {
+    public static let keptCountMin = 100_000
+    public static let keptAgeMs: Int64 = 7 * 86_400_000
+
+    /// One kept event without its details, which end at `detailsEnd` in `detailBytes` and start
+    /// where the previous event's end (the first event's: at `detailsStart`). Fields ordered
+    /// for a 72-byte stride.
+    private struct Entry: Sendable {
+        let customerUserID: String?
+        let cursor: UInt64
+        let atMs: Int64
+        var detailsEnd: Int
+        let profileID: ProfileID?
+        let type: EventType
+        let index: UInt32
+    }
+
+    private var entries: [Entry] = []
+    /// The interned details of the kept events in feed order, after those of pruned events
+    /// (`0..<detailsStart`), which go once they are half the array.
+    private var detailBytes: [UInt8] = []
+    private var detailsStart = 0
+
+    public init() {}
+
+    public init(events: [Event]) {
+        entries.reserveCapacity(events.count)
+        for event in events { append(event) }
+    }
+
+    /// Every kept event, oldest first: a copy of the whole feed, for tests and small feeds.
+    /// Walking the log itself copies one event at a time.
+    public var events: [Event] { Array(self) }
+
+    /// Events after `cursor` (exclusive), oldest first, at most `limit`.
+    public func events(after cursor: UInt64, limit: Int) -> [Event] {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].cursor <= cursor { low = middle + 1 } else { high = middle }
+        }
+        return Array(self[low..<Swift.min(entries.count, low + limit)])
+    }
+
+    /// Adds the newest event: ids only grow (a batch's events follow its number, each batch's
+    /// after the last). Rules append through `ProjectState.apply`; loading a snapshot, in order.
+    public mutating func append(_ event: Event) {
+        if let last = entries.last {
+            precondition((last.cursor, last.index) < (event.cursor, event.index), "event \(event.id) after \(last.cursor)_\(last.index)")
+        }
+        EventDetailNames.intern(event.packedDetails, into: &detailBytes)
+        entries.append(Entry(customerUserID: event.customerUserID, cursor: event.cursor, atMs: event.atMs,
+                             detailsEnd: detailBytes.count, profileID: event.profileID, type: event.type, index: event.index))
+    }
+
+    /// Room for `count` events without growing the entries (the details still grow as they come).
+    public mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
+
+    /// Drops what is both beyond the newest 100,000 and older than 7 days. Pruning waits until
+    /// a tenth more has piled up, so a busy feed pays for one move of the entries per 10,000
+    /// events, not per event.
+    mutating func prune(nowMs: Int64) {
+        let excess = entries.count - Self.keptCountMin
+        guard excess >= Self.keptCountMin / 10 else { return }
+        var drop = 0
+        while drop < excess, nowMs - entries[drop].atMs > Self.keptAgeMs { drop += 1 }
+        guard drop > 0 else { return }
+        detailsStart = entries[drop - 1].detailsEnd
+        entries.removeFirst(drop)
+        if detailsStart * 2 >= detailBytes.count { compactDetails() }
+    }
+
+    /// Frees the details of pruned events: the kept ones move into an array of their own size.
+    /// Done only once the pruned bytes are at least half, so each byte kept is copied for at least
+    /// as many freed.
+    private mutating func compactDetails() {
+        detailBytes = Array(detailBytes[detailsStart...])
+        for position in entries.indices { entries[position].detailsEnd -= detailsStart }
+        detailsStart = 0
+    }
+
+    /// The bytes of the packed details that kept and pruned events hold (for tests of pruning).
+    var detailBytesHeld: Int { detailBytes.count }
+}
+
+extension EventLog: RandomAccessCollection {
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { entries.count }
+
+    public subscript(position: Int) -> Event {
+        let entry = entries[position]
+        let start = position == 0 ? detailsStart : entries[position - 1].detailsEnd
+        return Event(cursor: entry.cursor, index: entry.index, type: entry.type, profileID: entry.profileID,
+                     customerUserID: entry.customerUserID, atMs: entry.atMs,
+                     packedDetails: EventDetailNames.expand(detailBytes[start..<entry.detailsEnd]))
+    }
+}
+
+extension EventLog: Equatable {
+    /// The same events in the same order, however their details lie in memory.
+    public static func == (lhs: EventLog, rhs: EventLog) -> Bool {
+        lhs.elementsEqual(rhs)
+    }
+}

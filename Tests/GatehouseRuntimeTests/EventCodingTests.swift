@@ -1,0 +1,57 @@
+import GatehouseBase
+import GatehouseCore
+@testable import GatehouseRuntime
+import Testing
+
+/// A snapshot's events keep their ids as strings; in memory an event keeps only its cursor and
+/// index, so an id that is not `evt_<its cursor>_<n>`, or events out of order, are damage.
+@Suite struct EventCodingChecks {
+    static let profile = ProfileID(high: 1, low: 2, tag: 3)
+
+    /// Two events of one change: `evt_2_0` and `evt_2_1`.
+    static var state: ProjectState {
+        let keys = KeyDigests(publicKey: SecretDigest(secret: "pk"), secretKey: SecretDigest(secret: "sk"))
+        var state = ProjectState(id: try! ProjectID(validating: "acme"), name: "Acme", createdMs: 0, keys: keys)
+        state.apply(.init([.profileCreated(Profile(id: profile, customerUserID: "alice", token: AppAccountToken(high: 4, low: 5),
+                                                   createdMs: 1, lastSeenMs: 1, cursor: 0))], atMs: 1))
+        state.apply(.init([
+            .eventRecorded(.promotionalGrant, profile, [EventDetail("entitlement", .string("pro"))]),
+            .eventRecorded(.promotionalRevoke, nil, []),
+        ], atMs: 2))
+        return state
+    }
+
+    /// The body with each written id replaced (same length, so nothing else moves).
+    static func body(replacing replacements: [(String, String)]) throws -> [UInt8] {
+        var bytes = StateCoding.encode(state)
+        for (old, new) in replacements {
+            let pattern = [UInt8(old.utf8.count)] + Array(old.utf8)
+            let start = try #require((0...(bytes.count - pattern.count)).first { Array(bytes[$0..<$0 + pattern.count]) == pattern })
+            bytes.replaceSubrange(start + 1..<start + pattern.count, with: Array(new.utf8))
+        }
+        return bytes
+    }
+
+    @Test func idsRoundTripByteForByte() throws {
+        let bytes = StateCoding.encode(Self.state)
+        let decoded = try StateCoding.decode(bytes)
+        #expect(decoded.events.map(\.id) == ["evt_2_0", "evt_2_1"])
+        #expect(decoded.events == Self.state.events)
+        #expect(StateCoding.encode(decoded) == bytes)
+    }
+
+    @Test(arguments: ["evt_3_0", "evt_2_a", "evx_2_0", "evt_02_", "evt_2_-"])
+    func anIDNotOfItsCursorIsRefused(_ id: String) throws {
+        let bytes = try Self.body(replacing: [("evt_2_0", id)])
+        #expect(throws: ByteReaderError.self) { try StateCoding.decode(bytes) }
+    }
+
+    @Test func eventsOutOfOrderAreRefused() throws {
+        let swapped = try Self.body(replacing: [("evt_2_0", "evt_2_x"), ("evt_2_1", "evt_2_0"), ("evt_2_x", "evt_2_1")])
+        #expect(throws: ByteReaderError.self) { try StateCoding.decode(swapped) }
+        let twice = try Self.body(replacing: [("evt_2_1", "evt_2_0")])
+        #expect(throws: ByteReaderError.self) { try StateCoding.decode(twice) }
+        let gap = try Self.body(replacing: [("evt_2_1", "evt_2_7")])
+        #expect(try StateCoding.encode(StateCoding.decode(gap)) == gap, "indexes may skip; the id is written as read")
+    }
+}
