@@ -201,9 +201,8 @@ struct CurrencyRefunds {
         #expect(world.currencyProblems() == [])
     }
 
-    /// Known issue: a claim credits what fits under the maximum, but the grant's line still counts
-    /// all of it as received, so a later refund takes back currency the claim never credited.
-    /// The stored `TermGrant.Line` has no field for "never credited" (see the report).
+    /// A claim credits what fits under the maximum, and the term counts as having granted only
+    /// that: a later refund takes back no currency the claim never credited.
     @Test func aClaimAtTheMaximumCreditsWhatFits() throws {
         var world = PurchaseWorld.withCurrencies()
         try world.notify(C.purchaseNotification("n1", V.subscription("s1")))
@@ -214,9 +213,7 @@ struct CurrencyRefunds {
         #expect(world.history(owner).last?.amount == 400)
         try world.transact(owner, -10_000, key: "spend")
         try world.notify(V.refund("n2", "s1", term: "s1", atMs: 2_000))
-        withKnownIssue("a refund after a claim clamped at the maximum takes back the whole grant") {
-            #expect(world.balance(owner) == CurrencyLedger.balanceMax - 10_400)
-        }
-        #expect(world.currencyProblems(exactTermSums: false) == [])
+        #expect(world.balance(owner) == CurrencyLedger.balanceMax - 10_400)
+        #expect(world.currencyProblems() == [])
     }
 }

@@ -299,10 +299,14 @@ public struct ProjectState: Sendable, Equatable {
     }
 
     /// One balance change: a history entry named `vct_<sequence>_<n>`, its event, the cursor.
-    private mutating func move(_ movement: CurrencyMovement, for id: ProfileID, atMs: Int64, counters: inout BatchCounters) {
+    /// Moves a balance (clamped to 0 … max) and answers by how much it really moved.
+    @discardableResult
+    private mutating func move(_ movement: CurrencyMovement, for id: ProfileID, atMs: Int64, counters: inout BatchCounters)
+        -> Int64
+    {
         let transactionID = CurrencyLedger.transactionID(sequence: sequence, index: counters.movements)
         counters.movements += 1
-        guard let entry = currencies.record(movement, for: id, transactionID: transactionID, atMs: atMs) else { return }
+        guard let entry = currencies.record(movement, for: id, transactionID: transactionID, atMs: atMs) else { return 0 }
         var details: [EventDetail] = [
             EventDetail("transaction_id", .string(entry.transactionID)),
             EventDetail("currency", .string(movement.currency)),
@@ -314,6 +318,7 @@ public struct ProjectState: Sendable, Equatable {
         if let reason = movement.reason { details.append(EventDetail("reason", .string(reason))) }
         record(.virtualCurrencyTransaction, id, details, atMs: atMs, counters: &counters)
         mark(id, [.currencies], counters: &counters)
+        return entry.amount
     }
 
     /// Purchases an owner just claimed: the grants their terms made while no one owned them are
@@ -325,9 +330,14 @@ public struct ProjectState: Sendable, Equatable {
             for var grant in currencies.pendingGrants(of: key) {
                 for index in grant.lines.indices {
                     let line = grant.lines[index]
-                    move(CurrencyMovement(currency: line.currency, amount: line.granted - line.owedBack,
-                                          source: .purchase, ref: grant.transactionID), for: owner, atMs: atMs, counters: &counters)
-                    grant.lines[index].takenBack = line.owedBack
+                    let owed = line.granted - line.owedBack
+                    let credited = move(CurrencyMovement(currency: line.currency, amount: owed, source: .purchase,
+                                                         ref: grant.transactionID), for: owner, atMs: atMs, counters: &counters)
+                    // A balance at the maximum takes only what fits: the term counts as having
+                    // granted what was credited, so a later refund takes back no more than that.
+                    let granted = line.granted - max(0, owed - credited)
+                    grant.lines[index] = TermGrant.Line(currency: line.currency, granted: granted, owedBack: line.owedBack,
+                                                        takenBack: line.owedBack)
                 }
                 grant.profile = owner
                 currencies.store(grant)
