@@ -67,26 +67,21 @@ enum CurrencyCoding {
     /// Histories by profile then currency, term grants by term, keys by key: equal ledgers
     /// write equal bytes. A history is checked as it is read: each entry's balance is the one
     /// before plus its amount, within 0 … max.
-    /// Everything in key order, so one state always makes the same bytes. The keys alone are
-    /// sorted and each value looked up: sorting (key, value) pairs moved every value (a retain
-    /// and a release each) on every step of the sort.
+    ///
+    /// The keys alone are sorted and each value looked up: sorting (key, value) pairs moved
+    /// every value (a retain and a release each) on every step of the sort. Most profiles hold
+    /// one currency, whose history is written without sorting or collecting anything.
     static func write(_ ledger: CurrencyLedger, into writer: inout ByteWriter) {
         let histories = ledger.histories
-        var lists: [(profile: ProfileID, currency: String)] = []
-        lists.reserveCapacity(histories.count)
+        writer.writeVarUInt(UInt64(histories.values.reduce(0) { $0 + $1.count }))
         for profile in histories.keys.sorted() {
-            for currency in (histories[profile] ?? [:]).keys.sorted() { lists.append((profile, currency)) }
-        }
-        writer.writeArray(lists) { writer, list in
-            ProfileCoding.writeID(list.profile, into: &writer)
-            writer.writeString(list.currency)
-            writer.writeArray(histories[list.profile]?[list.currency] ?? []) { writer, item in
-                writer.writeString(item.transactionID)
-                writer.writeVarInt(item.amount)
-                writer.writeVarInt(item.balance)
-                writer.writeEnum(item.source)
-                writer.writeString(item.ref)
-                writer.writeVarInt(item.atMs)
+            guard let lists = histories[profile] else { continue }
+            if lists.count == 1, let (currency, entries) = lists.first {
+                writeHistory(profile, currency, entries, into: &writer)
+            } else {
+                for currency in lists.keys.sorted() {
+                    writeHistory(profile, currency, lists[currency] ?? [], into: &writer)
+                }
             }
         }
         let termGrants = ledger.termGrants
@@ -97,6 +92,21 @@ enum CurrencyCoding {
         writer.writeArray(idempotency.keys.sorted()) { writer, key in
             writer.writeString(key)
             if let record = idempotency[key] { write(record, into: &writer) }
+        }
+    }
+
+    private static func writeHistory(_ profile: ProfileID, _ currency: String, _ entries: [CurrencyEntry],
+                                     into writer: inout ByteWriter)
+    {
+        ProfileCoding.writeID(profile, into: &writer)
+        writer.writeString(currency)
+        writer.writeArray(entries) { writer, item in
+            writer.writeString(item.transactionID)
+            writer.writeVarInt(item.amount)
+            writer.writeVarInt(item.balance)
+            writer.writeEnum(item.source)
+            writer.writeString(item.ref)
+            writer.writeVarInt(item.atMs)
         }
     }
 
