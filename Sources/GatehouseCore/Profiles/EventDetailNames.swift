@@ -13,6 +13,14 @@ enum EventDetailNames {
         "currency", "amount", "balance", "source", "ref",
     ].map { Array($0.utf8) }
 
+    /// The places of the names of each length: interning compares a name with the one or two
+    /// names of its length, not with all of them.
+    private static let placesByLength: [[Int]] = {
+        var table = [[Int]](repeating: [], count: (names.map(\.count).max() ?? 0) + 1)
+        for (place, name) in names.enumerated() { table[name.count].append(place) }
+        return table
+    }()
+
     private static let firstPlace: UInt8 = 0x80
     private static let longName: UInt8 = 0xFF
 
@@ -28,7 +36,9 @@ enum EventDetailNames {
                 // A length under 128 is one byte: the letters follow it.
                 let isShort = packed[nameStart] < firstPlace
                 let letters = packed[nameStart + 1..<reader.offset]
-                if isShort, let place = names.firstIndex(where: { $0.elementsEqual(letters) }) {
+                if isShort, letters.count < placesByLength.count,
+                    let place = placesByLength[letters.count].first(where: { names[$0].elementsEqual(letters) })
+                {
                     memory.append(firstPlace + UInt8(place))
                 } else {
                     if !isShort { memory.append(longName) }
