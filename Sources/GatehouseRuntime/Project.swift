@@ -203,7 +203,12 @@ public actor Project {
         let lsn = try log.appendMappingErrors(record)
         let effects = state.apply(batch)
         lastLSN = lsn
-        let pushes = Self.announce(effects, of: &state, published: published, syncBoard: syncBoard, watchHub: watchHub)
+        // The readers outside the actor learn what changed; the watchers' pushes are made.
+        let pushes = peek { state in
+            published.update(from: state)
+            syncBoard.publish(effects, from: state)
+            return watchHub.pushes(for: effects, in: state)
+        }
         if !pushes.isEmpty {
             log.whenDurable(lsn) {
                 for (target, line) in pushes { target.push(line) }
@@ -216,20 +221,6 @@ public actor Project {
         }
         armExpiryTimer()
         return lsn
-    }
-}
-
-extension Project {
-    /// Tells the readers outside the actor what a batch changed, and answers the watchers'
-    /// pushes. The state comes `inout` only so that it is lent, not copied: a struct stored in a
-    /// class and passed by value is copied (a retain of every buffer it holds, a release after).
-    private static func announce(
-        _ effects: ProjectState.BatchEffects, of state: inout ProjectState, published: PublishedProjectState,
-        syncBoard: SyncBoard, watchHub: WatchHub
-    ) -> [(any WatchTarget, [UInt8])] {
-        published.update(from: state)
-        syncBoard.publish(effects, from: state)
-        return watchHub.pushes(for: effects, in: state)
     }
 }
 

@@ -1,9 +1,7 @@
 public import GatehouseCore
+import GatehouseWire
 
 extension AppStoreTransaction {
-    /// The store name Gatehouse files App Store purchases under (PROTOCOL.md: `store: "app_store"`).
-    public static let storeName = "app_store"
-
     /// Ids (transaction, original transaction, product) are 1–128 characters, as the test store's.
     static let idLength = 1...128
 
@@ -36,7 +34,7 @@ extension AppStoreTransaction {
         }
         let price = Double(Swift.max(price ?? 0, 0)) / 1000
         return StoreTransaction(
-            store: Self.storeName, kind: kind, transactionID: transactionID,
+            store: TestStore.appStoreName, kind: kind, transactionID: transactionID,
             originalTransactionID: originalID ?? transactionID, productID: try Self.id(productId, "productId"),
             purchasedMs: purchasedMs, expiresMs: expiresMs, token: appAccountToken.flatMap(AppAccountToken.init(parsing:)),
             price: price, currency: currency, periodType: periodType(price: price),

@@ -1,4 +1,5 @@
 public import GatehouseCore
+import GatehouseWire
 
 extension AppStoreVerifiedNotification {
     /// The verified notification as the purchase rules take it: the notification id is
@@ -21,14 +22,14 @@ extension AppStoreVerifiedNotification {
         }
         let atMs = notification.signedDate ?? receivedAtMs
         guard let appStoreTransaction = transaction else {
-            return StoreNotification(store: AppStoreTransaction.storeName, notificationID: id, originalTransactionID: "",
+            return StoreNotification(store: TestStore.appStoreName, notificationID: id, originalTransactionID: "",
                                      atMs: atMs, event: .recordOnly)
         }
         let storeTransaction = try appStoreTransaction.storeTransaction()
         let event = Self.event(
             for: notification.notificationType, subtype: notification.subtype, transaction: storeTransaction,
             appStoreTransaction: appStoreTransaction, renewalInfo: renewalInfo)
-        return StoreNotification(store: AppStoreTransaction.storeName, notificationID: id,
+        return StoreNotification(store: TestStore.appStoreName, notificationID: id,
                                  originalTransactionID: storeTransaction.key.id, atMs: atMs, event: event,
                                  transaction: storeTransaction)
     }
