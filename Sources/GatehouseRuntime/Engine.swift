@@ -58,10 +58,10 @@ public final class Engine: Sendable {
         var recovery = try RecoveryState(manifest: manifest, paths: paths, fileSystem: fileSystem, logger: logger)
         let (log, report) = try WriteAheadLog.open(
             directory: paths.wal, fileSystem: fileSystem, options: options.wal,
-            replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal
-        ) { lsn, record in
-            try recovery.apply(lsn: lsn, record: record)
-        }
+            replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal,
+            // Records decode on the log reader's thread while the ones before them are applied.
+            prepare: RecoveryState.decode, replay: { lsn, decoded in try recovery.apply(lsn: lsn, decoded) }
+        )
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
         let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random)
         let projects = try recovery.projects(context: context)
@@ -158,13 +158,21 @@ struct RecoveryState {
             """)
     }
 
-    mutating func apply(lsn: LSN, record: WALRecord) throws {
-        let decoded: RuntimeRecord
+    /// A log record as the runtime reads it. Pure: recovery runs it ahead, on the log reader's thread.
+    static func decode(lsn: LSN, record: WALRecord) throws -> RuntimeRecord {
         do {
-            decoded = try RuntimeRecord(record)
+            return try RuntimeRecord(record)
         } catch {
             throw RecoveryError("log record \(lsn) (kind \(record.kind)) cannot be read: \(error)")
         }
+    }
+
+    mutating func apply(lsn: LSN, record: WALRecord) throws {
+        try apply(lsn: lsn, try Self.decode(lsn: lsn, record: record))
+    }
+
+    /// Applies one decoded record, in log order.
+    mutating func apply(lsn: LSN, _ decoded: RuntimeRecord) throws {
         nextIncarnation = max(nextIncarnation, decoded.incarnation + 1)
         switch decoded {
         case .projectCreated(let incarnation, let state):

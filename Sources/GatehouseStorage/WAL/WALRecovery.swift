@@ -19,7 +19,14 @@ struct WALRecovery {
         var nextLSN: LSN
     }
 
-    func run(replayFrom: LSN, replay: (LSN, LogRecord) throws -> Void) throws -> Outcome {
+    /// Replays every record at or after `replayFrom` in two stages on two cores (``Pipeline``):
+    /// a thread of its own reads, checks and inflates the segments and calls `prepare` on each
+    /// record (decoding, which needs nothing applied before it), while the caller's thread calls
+    /// `apply` on the prepared records in log order. An error of either stage ends the replay
+    /// as if it had run on one thread: what came before it was applied, nothing after it.
+    func run<Prepared>(
+        replayFrom: LSN, prepare: (LSN, LogRecord) throws -> Prepared, apply: (LSN, Prepared) throws -> Void
+    ) throws -> Outcome {
         let created = try prepareDirectory()
         let listing = try listSegments()
         if listing.isEmpty, !created {
@@ -31,45 +38,14 @@ struct WALRecovery {
                 throw StorageError(error, "cannot sync the parent of \(directory)")
             }
         }
-        // Scan from the segment holding `replayFrom`, and the one before it: its seal gives the
-        // chain value an empty last segment continues (and checks the seal itself).
-        let start = max(0, (listing.lastIndex { $0.firstLSN <= replayFrom } ?? 0) - 1)
-        var scans: [SegmentScan] = []
-        var replaying = true
-        var replayed = 0
-        var previousChain: UInt32?
-        var expectedFirst: LSN?
-        let scanner = SegmentScanner()
-        for entry in listing[start...] {
-            let bytes: [UInt8]
-            do {
-                bytes = try fileSystem.readFile(entry.path)
-            } catch {
-                throw StorageError(error, "cannot read \(entry.path)")
-            }
-            if replaying {
-                replaying = segmentIsConsistent(bytes, entry: entry, expectedFirst: expectedFirst)
-            }
-            let scan = try scanner.scan(file: entry.path, bytes: bytes, previousBodyCRC: previousChain) { frame, records in
-                guard replaying else { return }
-                for (index, record) in records.enumerated() {
-                    let lsn = frame.header.firstLSN + LSN(index)
-                    if lsn >= replayFrom {
-                        try replay(lsn, record)
-                        replayed += 1
-                    }
-                }
-            }
-            scans.append(scan)
-            if case .sealed(let nextLSN) = scan.end {
-                previousChain = scan.chainCRC
-                expectedFirst = nextLSN
-            } else {
-                replaying = false
-                previousChain = nil
-                expectedFirst = nil
-            }
-        }
+        let scanned = try Pipeline.run(
+            produce: { emit in
+                try scan(listing, replayFrom: replayFrom) { lsn, record in try emit((lsn, try prepare(lsn, record))) }
+            },
+            consume: { item in try apply(item.0, item.1) }
+        )
+        var scans = scanned.scans
+        let replayed = scanned.visited
         if let first = scans.first?.header, first.firstLSN > replayFrom {
             throw StorageError.corruptLog(
                 file: scans[0].file, offset: 0,
@@ -89,6 +65,54 @@ struct WALRecovery {
             tornTail = try cutTornTail(&scans[scans.count - 1], file: file, offset: offset)
         }
         return outcome(listing: listing, scans: scans, replayed: replayed, tornTail: tornTail, created: created, replayFrom: replayFrom)
+    }
+
+    /// Scans the segments from the one holding `replayFrom` (and the one before it) and hands
+    /// `visit` every record from `replayFrom` on, in order, until a segment does not follow on
+    /// from the one before. Answers every segment's scan and how many records were visited.
+    private func scan(_ listing: [SegmentEntry], replayFrom: LSN, visit: (LSN, LogRecord) throws -> Void) throws
+        -> (scans: [SegmentScan], visited: Int)
+    {
+        // Scan from the segment holding `replayFrom`, and the one before it: its seal gives the
+        // chain value an empty last segment continues (and checks the seal itself).
+        let start = max(0, (listing.lastIndex { $0.firstLSN <= replayFrom } ?? 0) - 1)
+        var scans: [SegmentScan] = []
+        var replaying = true
+        var visited = 0
+        var previousChain: UInt32?
+        var expectedFirst: LSN?
+        let scanner = SegmentScanner()
+        for entry in listing[start...] {
+            let bytes: [UInt8]
+            do {
+                bytes = try fileSystem.readFile(entry.path)
+            } catch {
+                throw StorageError(error, "cannot read \(entry.path)")
+            }
+            if replaying {
+                replaying = segmentIsConsistent(bytes, entry: entry, expectedFirst: expectedFirst)
+            }
+            let scan = try scanner.scan(file: entry.path, bytes: bytes, previousBodyCRC: previousChain) { frame, records in
+                guard replaying else { return }
+                for (index, record) in records.enumerated() {
+                    let lsn = frame.header.firstLSN + LSN(index)
+                    if lsn >= replayFrom {
+                        try visit(lsn, record)
+                        visited += 1
+                    }
+                }
+            }
+            scans.append(scan)
+            if case .sealed(let nextLSN) = scan.end {
+                previousChain = scan.chainCRC
+                expectedFirst = nextLSN
+            } else {
+                replaying = false
+                previousChain = nil
+                expectedFirst = nil
+            }
+        }
+        return (scans, visited)
     }
 
     /// Replay stops before a segment that does not follow on from the one before (its header,

@@ -30,10 +30,28 @@ public final class WriteAheadLog: Sendable {
         onFatal: @escaping @Sendable (StorageError) -> Void,
         replay: (LSN, LogRecord) throws -> Void
     ) throws -> (WriteAheadLog, RecoveryReport) {
+        try open(directory: directory, fileSystem: fileSystem, options: options, replayFrom: replayFrom, logger: logger,
+                 onFatal: onFatal, prepare: { _, record in record }, replay: replay)
+    }
+
+    /// Like ``open(directory:fileSystem:options:replayFrom:logger:onFatal:replay:)``, with the
+    /// replay in two stages on two cores: `prepare` runs on a thread of its own as the log is
+    /// read (decoding, which needs nothing applied before it), `replay` on the caller's thread
+    /// with the prepared records in order. `prepare` must not touch what `replay` touches.
+    public static func open<Prepared>(
+        directory: String,
+        fileSystem: any FileSystem,
+        options: WALOptions,
+        replayFrom: LSN,
+        logger: Logger,
+        onFatal: @escaping @Sendable (StorageError) -> Void,
+        prepare: (LSN, LogRecord) throws -> Prepared,
+        replay: (LSN, Prepared) throws -> Void
+    ) throws -> (WriteAheadLog, RecoveryReport) {
         let files = SegmentFiles(directory: directory, fileSystem: fileSystem, options: options, limits: try WALLimits(options))
         let start = max(replayFrom, 1)
         let recovery = WALRecovery(files: files, logger: logger)
-        let outcome = try recovery.run(replayFrom: start, replay: replay)
+        let outcome = try recovery.run(replayFrom: start, prepare: prepare, apply: replay)
         let tail = try WALTail.open(files: files, outcome: outcome, replayFrom: start, logger: logger)
         var report = outcome.report
         report.databaseID = tail.databaseID
