@@ -78,7 +78,16 @@ public struct SyncCursors: Sendable, Equatable {
         return parts
     }
 
-    mutating func mark(_ parts: Set<SyncPart>, at sequence: UInt64) {
+    /// The parts a change moves (a bit each: marking one allocates nothing).
+    struct Parts: OptionSet {
+        let rawValue: UInt8
+        static let identity = Parts(rawValue: 1 << 0)
+        static let entitlements = Parts(rawValue: 1 << 1)
+        static let currencies = Parts(rawValue: 1 << 2)
+        static let purchases = Parts(rawValue: 1 << 3)
+    }
+
+    mutating func mark(_ parts: Parts, at sequence: UInt64) {
         if parts.contains(.identity) { identity = sequence }
         if parts.contains(.entitlements) { entitlements = sequence }
         if parts.contains(.currencies) { currencies = sequence }

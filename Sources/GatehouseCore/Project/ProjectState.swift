@@ -166,9 +166,38 @@ public struct ProjectState: Sendable, Equatable {
         var movements = 0
         /// The entitlements of profiles a change may affect, as they were before it.
         var entitlementsBefore: [ProfileID: [EntitlementView]] = [:]
-        var changed: Set<ProfileID> = []
-        var removed: Set<ProfileID> = []
+        var changed = TouchedProfiles()
+        var removed = TouchedProfiles()
         var configChanged = false
+    }
+
+    /// The profiles a batch touched. Nearly always one or two: they are kept in a short list,
+    /// with no allocation for a hash table or hashing of ids, until there are more.
+    struct TouchedProfiles {
+        private var few: [ProfileID] = []
+        private var many: Set<ProfileID>?
+        private static let fewMax = 8
+
+        mutating func insert(_ id: ProfileID) {
+            if many != nil {
+                many?.insert(id)
+            } else if !few.contains(id) {
+                if few.count < Self.fewMax {
+                    few.append(id)
+                } else {
+                    many = Set(few + [id])
+                    few = []
+                }
+            }
+        }
+
+        mutating func remove(_ id: ProfileID) {
+            if many != nil { many?.remove(id) } else { few.removeAll { $0 == id } }
+        }
+
+        func sorted() -> [ProfileID] {
+            many.map { $0.sorted() } ?? few.sorted()
+        }
     }
 
     /// Remembers a profile's entitlements before the first change of the batch that may move them.
@@ -185,7 +214,7 @@ public struct ProjectState: Sendable, Equatable {
     }
 
     /// Marks parts of a profile changed by this batch.
-    private mutating func mark(_ id: ProfileID?, _ parts: Set<SyncPart>, counters: inout BatchCounters) {
+    private mutating func mark(_ id: ProfileID?, _ parts: SyncCursors.Parts, counters: inout BatchCounters) {
         guard let id, profiles.isProfile(id) else { return }
         let sequence = self.sequence
         profiles.update(id) { $0.cursors.mark(parts, at: sequence) }
