@@ -205,7 +205,7 @@ public actor Project {
         lastLSN = lsn
         // The readers outside the actor learn what changed; the watchers' pushes are made.
         let pushes = peek { state in
-            published.update(from: state)
+            if effects.keysChanged { published.update(from: state) }
             syncBoard.publish(effects, from: state)
             return watchHub.pushes(for: effects, in: state)
         }

@@ -41,4 +41,15 @@ import Testing
         #expect(effects.changedProfiles == kept.sorted())
         #expect(effects.removedProfiles == deleted.sorted())
     }
+
+    @Test func onlyARotatedKeyReportsKeysChanged() throws {
+        let world = IdentityWorld()
+        var state = world.state
+        let (_, changes) = try Self.creations(2, in: world)
+        #expect(!state.apply(ProjectState.ChangeBatch(changes, atMs: 1)).keysChanged)
+        #expect(!state.apply(ProjectState.ChangeBatch([.configReplaced(.empty)], atMs: 2)).keysChanged)
+        let rotated = state.apply(ProjectState.ChangeBatch([.keyRotated(.secret, SecretDigest(secret: "sk_new"))], atMs: 3))
+        #expect(rotated.keysChanged)
+        #expect(state.keyGenerations[.secret] == 2)
+    }
 }

@@ -137,6 +137,8 @@ public struct ProjectState: Sendable, Equatable {
         public var changedProfiles: [ProfileID] = []
         public var removedProfiles: [ProfileID] = []
         public var configChanged = false
+        /// A key was rotated (connections check their key's generation on every request).
+        public var keysChanged = false
     }
 
     /// Applies a batch already decided by a rule; cannot fail, so the log and memory never
@@ -157,7 +159,7 @@ public struct ProjectState: Sendable, Equatable {
         events.prune(nowMs: batch.atMs)
         purchases.dropStaleDeadlines()
         return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
-                            configChanged: counters.configChanged)
+                            configChanged: counters.configChanged, keysChanged: counters.keysChanged)
     }
 
     /// What one batch has numbered and touched so far.
@@ -169,6 +171,7 @@ public struct ProjectState: Sendable, Equatable {
         var changed = TouchedProfiles()
         var removed = TouchedProfiles()
         var configChanged = false
+        var keysChanged = false
     }
 
     /// The profiles a batch touched. Nearly always one or two: they are kept in a short list,
@@ -228,6 +231,7 @@ public struct ProjectState: Sendable, Equatable {
             configCursor = sequence
             counters.configChanged = true
         case .keyRotated(let kind, let digest):
+            counters.keysChanged = true
             keys[kind] = digest
             keyGenerations[kind, default: 1] += 1
         case .profileCreated(var profile):
