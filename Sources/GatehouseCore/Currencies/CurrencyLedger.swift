@@ -126,17 +126,18 @@ public struct IdempotencyRecord: Sendable, Equatable {
 /// A project's virtual currencies (DESIGN.md, "Virtual currencies"): each profile's history per
 /// currency (its balance is the last entry's), the grants of store terms, and the idempotency
 /// keys of transactions.
+///
+/// Histories, term grants and keys are kept densely (``CurrencyHistories``, ``TermGrantTable``,
+/// ``IdempotencyTable``): no `String` per entry, grant or key, no dictionary rehashing the world
+/// as it grows. ``histories``, ``termGrants`` and ``idempotency`` show them in the shapes they
+/// had when they were dictionaries.
 public struct CurrencyLedger: Sendable {
     public static let balanceMax: Int64 = 2_000_000_000
 
-    /// Per profile, per currency: every change, oldest first.
-    public private(set) var histories: [ProfileID: [String: [CurrencyEntry]]] = [:]
-    public private(set) var termGrants: [String: TermGrant] = [:]
-    /// Keys answered in the last ``idempotencyKeptMs``, by key.
-    public private(set) var idempotency: [String: IdempotencyRecord] = [:]
-    /// Those keys oldest first (derived), so the oldest are forgotten without a scan.
-    private var idempotencyOrder: [(key: String, atMs: Int64)] = []
-    private var idempotencyHead = 0
+    private var lists = CurrencyHistories()
+    private var grants = TermGrantTable()
+    /// Keys answered in the last ``idempotencyKeptMs``, oldest first.
+    private var keys = IdempotencyTable()
 
     /// How long a `currency.transact` key is remembered: a retry within it answers the first
     /// result; after it, the key is new again (Stripe keeps its keys a day).
@@ -148,24 +149,103 @@ public struct CurrencyLedger: Sendable {
 
     /// Rebuilt from stored parts.
     public init(histories: [ProfileID: [String: [CurrencyEntry]]], termGrants: [TermGrant], idempotency: [String: IdempotencyRecord]) {
-        self.histories = histories
+        for (profile, byCurrency) in histories {
+            for (currency, history) in byCurrency where !history.isEmpty {
+                _ = restoreHistory(of: profile, currency, history)
+            }
+        }
         for grant in termGrants { store(grant) }
-        self.idempotency = idempotency
-        idempotencyOrder = idempotency.sorted { ($0.value.atMs, $0.key) < ($1.value.atMs, $1.key) }.map { ($0.key, $0.value.atMs) }
+        _ = restoreIdempotency(idempotency.map { ($0.key, $0.value) })
+    }
+
+    /// Rebuilt from the parts another ledger shows.
+    public init(histories: Histories, termGrants: [TermGrant], idempotency: [String: IdempotencyRecord]) {
+        self.init(histories: histories.dictionary, termGrants: termGrants, idempotency: idempotency)
+    }
+
+    /// Adds a profile's history in one currency, oldest first, as storage holds it (the reader
+    /// checks that its balances add up); `false`, and nothing changes, when the ledger has a
+    /// history of that profile and currency already or `history` is empty.
+    public mutating func restoreHistory(of profile: ProfileID, _ currency: String, _ history: [CurrencyEntry]) -> Bool {
+        lists.restore(profile, currency, history)
+    }
+
+    /// Room for `histories` histories of `entries` entries in all (a ledger read back).
+    public mutating func reserveHistories(_ histories: Int, entries: Int) {
+        lists.reserveCapacity(lists: histories, entries: entries)
+    }
+
+    /// Adds term grants storage holds; `false` when a term is listed twice (or already held).
+    @discardableResult
+    public mutating func restoreTermGrants(_ grants: [TermGrant]) -> Bool {
+        let expected = self.grants.count + grants.count
+        self.grants.reserveCapacity(expected)
+        for grant in grants { store(grant) }
+        return self.grants.count == expected
+    }
+
+    /// Adds the keys storage holds; `false` when one is listed twice (or already remembered).
+    public mutating func restoreIdempotency(_ records: [(key: String, record: IdempotencyRecord)]) -> Bool {
+        keys.restore(records)
     }
 
     public func balance(of profile: ProfileID, _ currency: String) -> Int64 {
-        histories[profile]?[currency]?.last?.balance ?? 0
+        lists.list(profile, currency)?.balance ?? 0
     }
 
     /// Newest first, at most `limit`.
     public func history(of profile: ProfileID, _ currency: String, limit: Int) -> [CurrencyEntry] {
-        Array((histories[profile]?[currency] ?? []).suffix(limit).reversed())
+        guard limit > 0, let list = lists.list(profile, currency) else { return [] }
+        return lists.newest(of: list, limit: limit)
     }
+
+    /// Every history, oldest entry first, in profile then currency order (what a snapshot
+    /// writes).
+    public func forEachHistory(_ body: (ProfileID, String, [CurrencyEntry]) -> Void) {
+        let codes = lists.codes
+        let ordered = lists.lists.sorted { a, b in
+            if a.key.profile != b.key.profile { return a.key.profile < b.key.profile }
+            return codes[a.key.currency] < codes[b.key.currency]
+        }
+        for list in ordered {
+            body(list.key.profile, codes[list.key.currency], lists.all(of: list))
+        }
+    }
+
+    /// How many histories (profile and currency) the ledger holds.
+    public var historyCount: Int { lists.listCount }
+
+    /// The record of an idempotency key, if it is remembered.
+    public func idempotencyRecord(forKey key: String) -> IdempotencyRecord? {
+        keys.record(forKey: key)
+    }
+
+    /// The remembered keys with their records, ordered by key (what a snapshot writes).
+    public var idempotencyByKey: [(key: String, record: IdempotencyRecord)] { keys.sortedByKey }
+
+    /// How many keys are remembered.
+    public var idempotencyCount: Int { keys.count }
+
+    /// Every remembered key, by key (built on each call: for tests and tools).
+    public var idempotency: [String: IdempotencyRecord] {
+        Dictionary(keys.all.map { ($0.key, $0.record) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The grant of one term (`<store>:<transaction id>`), if any: one lookup, no view.
+    public func termGrant(_ term: String) -> TermGrant? { grants[term] }
+
+    /// Every term grant by term: a view that builds what is asked of it.
+    public var termGrants: TermGrants { TermGrants(table: grants) }
+
+    /// Every term grant ordered by term (what a snapshot writes).
+    public var termGrantsByTerm: [TermGrant] { grants.sortedByTerm }
+
+    /// Every history, per profile and currency: a view that builds what is asked of it.
+    public var histories: Histories { Histories(lists: lists) }
 
     /// Term grants of one purchase still waiting for an owner, in term order.
     func pendingGrants(of purchase: PurchaseKey) -> [TermGrant] {
-        (pending[purchase] ?? []).sorted().compactMap { termGrants[$0] }
+        (pending[purchase] ?? []).sorted().compactMap { grants[$0] }
     }
 
     // MARK: Changes (called by ProjectState.apply only)
@@ -177,32 +257,12 @@ public struct CurrencyLedger: Sendable {
     mutating func record(_ movement: CurrencyMovement, for profile: ProfileID, transactionID: String, atMs: Int64)
         -> CurrencyEntry?
     {
-        func entry(after before: Int64) -> CurrencyEntry? {
-            let after = min(max(before + movement.amount, 0), Self.balanceMax)
-            guard after != before else { return nil }
-            return CurrencyEntry(transactionID: transactionID, amount: after - before, balance: after,
-                                 source: movement.source, ref: movement.ref, atMs: atMs)
-        }
-        // The history that exists is changed in place, found once: reading the balance first
-        // and appending after would hash twice and copy the last entry on the way.
-        if let profileIndex = histories.index(forKey: profile),
-            let currencyIndex = histories.values[profileIndex].index(forKey: movement.currency)
-        {
-            return Self.append(to: &histories.values[profileIndex].values[currencyIndex], entry)
-        }
-        guard let first = entry(after: 0) else { return nil }
-        histories[profile, default: [:]][movement.currency] = [first]
-        return first
-    }
-
-    private static func append(to history: inout [CurrencyEntry], _ entry: (Int64) -> CurrencyEntry?) -> CurrencyEntry? {
-        guard let next = entry(history.last?.balance ?? 0) else { return nil }
-        history.append(next)
-        return next
+        lists.append(profile, movement.currency, amount: movement.amount, maximum: Self.balanceMax, transactionID: transactionID,
+                     source: movement.source, ref: movement.ref, atMs: atMs)
     }
 
     mutating func store(_ grant: TermGrant) {
-        termGrants[grant.term] = grant
+        grants.store(grant)
         if grant.profile == nil {
             pending[grant.purchase, default: []].insert(grant.term)
         } else if pending[grant.purchase]?.remove(grant.term) != nil, pending[grant.purchase]?.isEmpty == true {
@@ -210,34 +270,82 @@ public struct CurrencyLedger: Sendable {
         }
     }
 
+    /// Remembers a key's answer; keys older than the window are forgotten, oldest first, as new
+    /// ones arrive.
     mutating func remember(key: String, _ record: IdempotencyRecord) {
-        guard idempotency.updateValue(record, forKey: key) == nil else { return }
-        idempotencyOrder.append((key, record.atMs))
-        // Forget keys older than the window, oldest first, as new ones arrive. The order keeps
-        // each key's time, so the common case (nothing to forget) costs no lookup.
-        while idempotencyHead < idempotencyOrder.count,
-            record.atMs - idempotencyOrder[idempotencyHead].atMs > Self.idempotencyKeptMs
-        {
-            let oldest = idempotencyOrder[idempotencyHead].key
-            guard let stored = idempotency[oldest], record.atMs - stored.atMs > Self.idempotencyKeptMs else { break }
-            idempotency[oldest] = nil
-            idempotencyHead += 1
-        }
-        if idempotencyHead >= 1024, idempotencyHead * 2 >= idempotencyOrder.count {
-            idempotencyOrder.removeFirst(idempotencyHead)
-            idempotencyHead = 0
-        }
+        keys.remember(key, record, keptMs: Self.idempotencyKeptMs)
     }
 
     /// A deleted profile's balances go with it.
     mutating func remove(_ profile: ProfileID) {
-        histories[profile] = nil
+        lists.remove(profile)
     }
 }
 
 extension CurrencyLedger: Equatable {
     /// The stored parts (the pending index follows from the term grants).
     public static func == (a: CurrencyLedger, b: CurrencyLedger) -> Bool {
-        a.histories == b.histories && a.termGrants == b.termGrants && a.idempotency == b.idempotency
+        a.termGrants == b.termGrants && a.keys.count == b.keys.count && a.histories == b.histories
+            && a.keys.all.allSatisfy { b.keys.record(forKey: $0.key) == $0.record }
+    }
+}
+
+extension CurrencyLedger {
+    /// A ledger's histories as `[profile: [currency: entries]]`, built as asked: a profile's
+    /// lookup reads only its own lists.
+    public struct Histories: Sendable, Equatable, Sequence {
+        fileprivate let lists: CurrencyHistories
+
+        public subscript(profile: ProfileID) -> [String: [CurrencyEntry]]? {
+            let found = lists.lists(of: profile)
+            guard !found.isEmpty else { return nil }
+            return Dictionary(uniqueKeysWithValues: found.map { ($0.currency, lists.all(of: $0.list)) })
+        }
+
+        public var isEmpty: Bool { lists.isEmpty }
+
+        /// Profiles with a history.
+        public var count: Int { keys.count }
+
+        public var keys: [ProfileID] { Array(Set(lists.lists.map(\.key.profile))) }
+
+        public var values: [[String: [CurrencyEntry]]] { keys.compactMap { self[$0] } }
+
+        public var dictionary: [ProfileID: [String: [CurrencyEntry]]] {
+            var result: [ProfileID: [String: [CurrencyEntry]]] = [:]
+            for list in lists.lists {
+                result[list.key.profile, default: [:]][lists.codes[list.key.currency]] = lists.all(of: list)
+            }
+            return result
+        }
+
+        public func makeIterator() -> Dictionary<ProfileID, [String: [CurrencyEntry]]>.Iterator {
+            dictionary.makeIterator()
+        }
+
+        public static func == (a: Histories, b: Histories) -> Bool {
+            a.lists.listCount == b.lists.listCount && a.dictionary == b.dictionary
+        }
+    }
+}
+
+extension CurrencyLedger {
+    /// A ledger's term grants as `[term: grant]`, built as asked: a term's lookup reads only its
+    /// own grant.
+    public struct TermGrants: Sendable, Equatable {
+        fileprivate let table: TermGrantTable
+
+        public subscript(term: String) -> TermGrant? { table[term] }
+
+        public var isEmpty: Bool { table.count == 0 }
+        public var count: Int { table.count }
+        public var keys: [String] { table.all.map(\.term) }
+        /// In the order the terms were first stored.
+        public var values: [TermGrant] { table.all }
+        public var dictionary: [String: TermGrant] { Dictionary(uniqueKeysWithValues: table.all.map { ($0.term, $0) }) }
+
+        public static func == (a: TermGrants, b: TermGrants) -> Bool {
+            a.count == b.count && a.table.all.allSatisfy { b[$0.term] == $0 }
+        }
     }
 }

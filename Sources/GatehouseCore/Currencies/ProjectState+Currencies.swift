@@ -30,7 +30,7 @@ extension ProjectState {
         guard amount != 0, (-CurrencyLedger.balanceMax...CurrencyLedger.balanceMax).contains(amount) else {
             throw .badField("amount", "must be a non-zero integer from -\(CurrencyLedger.balanceMax) to \(CurrencyLedger.balanceMax)")
         }
-        if let earlier = currencies.idempotency[key] {
+        if let earlier = currencies.idempotencyRecord(forKey: key) {
             // The first request's profile may since have merged into another: compare what it is now.
             let earlierProfile = profiles.canonicalID(earlier.profile) ?? earlier.profile
             guard earlierProfile == profile, earlier.currency == currency, earlier.amount == amount, earlier.reason == reason else {

@@ -8,7 +8,7 @@
 /// Removing a profile moves the last one into its place and re-points that one's entries.
 public struct ProfileDirectory: Sendable {
     private var profiles: [Profile] = []
-    private var byID = SlotIndex<ProfileID>()
+    private var byID = HashedSlotIndex<ProfileIDSlotHashing>()
     /// Only profiles with a customer user id are indexed here.
     private var byCustomerUserID = SlotIndex<String?>()
     /// Each profile's own token.
@@ -30,21 +30,29 @@ public struct ProfileDirectory: Sendable {
         self.profiles = profiles
         let identified = profiles.reduce(0) { $0 + ($1.customerUserID == nil ? 0 : 1) }
         // Sized once: a snapshot of a million profiles is not rehashed on the way in.
-        byID.reserveCapacity(profiles.count, in: profiles, key: \.id)
-        byToken.reserveCapacity(profiles.count, in: profiles, key: \.token)
-        byCustomerUserID.reserveCapacity(identified, in: profiles, key: \.customerUserID)
+        byID.reserveCapacity(profiles.count, in: profiles, key: Self.id)
+        byToken.reserveCapacity(profiles.count, in: profiles, key: Self.token)
+        byCustomerUserID.reserveCapacity(identified, in: profiles, key: Self.customerUserID)
         for slot in profiles.indices {
-            guard byID.insert(slot, in: profiles, key: \.id), byToken.insert(slot, in: profiles, key: \.token) else { return nil }
+            guard byID.insert(slot, in: profiles, key: Self.id), byToken.insert(slot, in: profiles, key: Self.token) else {
+                return nil
+            }
             if profiles[slot].customerUserID != nil {
-                guard byCustomerUserID.insert(slot, in: profiles, key: \.customerUserID) else { return nil }
+                guard byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID) else { return nil }
             }
             for alias in profiles[slot].aliases { aliases[alias] = profiles[slot].id }
         }
-        for (token, owner) in aliasTokens where byToken.position(of: token, in: profiles, key: \.token) == nil {
+        for (token, owner) in aliasTokens where byToken.position(of: token, in: profiles, key: Self.token) == nil {
             mergedTokenOwners[token] = owner
             mergedTokens[owner, default: []].insert(token)
         }
     }
+
+    /// What the indexes read from a profile (functions, not key paths: a key path is applied
+    /// through the runtime at every probe).
+    private static func id(_ profile: Profile) -> ProfileID { profile.id }
+    private static func token(_ profile: Profile) -> AppAccountToken { profile.token }
+    private static func customerUserID(_ profile: Profile) -> String? { profile.customerUserID }
 
     public var count: Int { profiles.count }
 
@@ -77,17 +85,17 @@ public struct ProfileDirectory: Sendable {
     }
 
     public func profile(customerUserID: String) -> Profile? {
-        byCustomerUserID.position(of: customerUserID, in: profiles, key: \.customerUserID).map { profiles[$0] }
+        byCustomerUserID.position(of: customerUserID, in: profiles, key: Self.customerUserID).map { profiles[$0] }
     }
 
     /// The profile a token resolves to (its own, or merged into it).
     public func profile(token: AppAccountToken) -> Profile? {
-        if let slot = byToken.position(of: token, in: profiles, key: \.token) { return profiles[slot] }
+        if let slot = byToken.position(of: token, in: profiles, key: Self.token) { return profiles[slot] }
         return mergedTokenOwners[token].flatMap { profile($0) }
     }
 
     private func slot(of id: ProfileID) -> Int? {
-        byID.position(of: id, in: profiles, key: \.id)
+        byID.position(of: id, in: profiles, key: Self.id)
     }
 
     /// Where the profile behind an id or an alias lies.
@@ -102,12 +110,12 @@ public struct ProfileDirectory: Sendable {
         precondition(mergedTokenOwners[profile.token] == nil, "token \(profile.token) already held")
         profiles.append(profile)
         let slot = profiles.count - 1
-        let newID = byID.insert(slot, in: profiles, key: \.id)
+        let newID = byID.insert(slot, in: profiles, key: Self.id)
         precondition(newID, "profile id \(profile.id) reused")
-        let newToken = byToken.insert(slot, in: profiles, key: \.token)
+        let newToken = byToken.insert(slot, in: profiles, key: Self.token)
         precondition(newToken, "token \(profile.token) already held")
         if profile.customerUserID != nil {
-            let newCustomerUserID = byCustomerUserID.insert(slot, in: profiles, key: \.customerUserID)
+            let newCustomerUserID = byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID)
             precondition(newCustomerUserID, "customer user id already held")
         }
     }
@@ -123,7 +131,7 @@ public struct ProfileDirectory: Sendable {
         guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
         precondition(profiles[slot].customerUserID == nil, "a customer user id never changes once set")
         profiles[slot].customerUserID = customerUserID
-        let assigned = byCustomerUserID.insert(slot, in: profiles, key: \.customerUserID)
+        let assigned = byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID)
         precondition(assigned, "customer user id already held")
     }
 
@@ -137,9 +145,9 @@ public struct ProfileDirectory: Sendable {
             mergedTokens[id]?.remove(token)
             if mergedTokens[id]?.isEmpty == true { mergedTokens[id] = nil }
         }
-        byToken.remove(slot, in: profiles, key: \.token)
+        byToken.remove(slot, in: profiles, key: Self.token)
         profiles[slot].token = token
-        let assigned = byToken.insert(slot, in: profiles, key: \.token)
+        let assigned = byToken.insert(slot, in: profiles, key: Self.token)
         precondition(assigned, "token \(token) held by another profile")
     }
 
@@ -182,9 +190,9 @@ public struct ProfileDirectory: Sendable {
     /// Takes the profile at `slot` out of the array and its three indexes; the last profile
     /// moves into the gap and its entries follow it.
     private mutating func removeProfile(at slot: Int) {
-        byID.remove(slot, in: profiles, key: \.id)
-        byToken.remove(slot, in: profiles, key: \.token)
-        if profiles[slot].customerUserID != nil { byCustomerUserID.remove(slot, in: profiles, key: \.customerUserID) }
+        byID.remove(slot, in: profiles, key: Self.id)
+        byToken.remove(slot, in: profiles, key: Self.token)
+        if profiles[slot].customerUserID != nil { byCustomerUserID.remove(slot, in: profiles, key: Self.customerUserID) }
         let last = profiles.count - 1
         if slot != last {
             let moving = profiles[last]

@@ -68,30 +68,17 @@ enum CurrencyCoding {
     /// write equal bytes. A history is checked as it is read: each entry's balance is the one
     /// before plus its amount, within 0 … max.
     ///
-    /// The keys alone are sorted and each value looked up: sorting (key, value) pairs moved
-    /// every value (a retain and a release each) on every step of the sort. Most profiles hold
-    /// one currency, whose history is written without sorting or collecting anything.
+    /// The ledger hands its histories, grants and keys over in order, each built from its dense
+    /// tables (ASCII terms and keys sorted by their bytes).
     static func write(_ ledger: CurrencyLedger, into writer: inout ByteWriter) {
-        let histories = ledger.histories
-        writer.writeVarUInt(UInt64(histories.values.reduce(0) { $0 + $1.count }))
-        for profile in histories.keys.sorted() {
-            guard let lists = histories[profile] else { continue }
-            if lists.count == 1, let (currency, entries) = lists.first {
-                writeHistory(profile, currency, entries, into: &writer)
-            } else {
-                for currency in lists.keys.sorted() {
-                    writeHistory(profile, currency, lists[currency] ?? [], into: &writer)
-                }
-            }
+        writer.writeVarUInt(UInt64(ledger.historyCount))
+        ledger.forEachHistory { profile, currency, entries in
+            writeHistory(profile, currency, entries, into: &writer)
         }
-        let termGrants = ledger.termGrants
-        writer.writeArray(termGrants.keys.sorted()) { writer, term in
-            if let grant = termGrants[term] { write(grant, into: &writer) }
-        }
-        let idempotency = ledger.idempotency
-        writer.writeArray(idempotency.keys.sorted()) { writer, key in
-            writer.writeString(key)
-            if let record = idempotency[key] { write(record, into: &writer) }
+        writer.writeArray(ledger.termGrantsByTerm) { writer, grant in write(grant, into: &writer) }
+        writer.writeArray(ledger.idempotencyByKey) { writer, pair in
+            writer.writeString(pair.key)
+            write(pair.record, into: &writer)
         }
     }
 
@@ -110,40 +97,53 @@ enum CurrencyCoding {
         }
     }
 
+    /// One history as read, its balances checked: each entry moves the balance by its non-zero
+    /// amount, within 0 … max; no history is empty.
+    private static func readHistory(_ reader: inout ByteReader, start: Int)
+        throws(ByteReaderError) -> (ProfileID, String, [CurrencyEntry])
+    {
+        let profile = try ProfileCoding.readID(&reader)
+        let currency = try reader.readString()
+        let entries = try reader.readArray { reader throws(ByteReaderError) in
+            CurrencyEntry(transactionID: try reader.readString(), amount: try reader.readVarInt(),
+                          balance: try reader.readVarInt(), source: try reader.readEnum(CurrencySource.self),
+                          ref: try reader.readString(), atMs: try reader.readVarInt())
+        }
+        var balance: Int64 = 0
+        for entry in entries {
+            let (sum, overflow) = balance.addingReportingOverflow(entry.amount)
+            guard !overflow, entry.amount != 0, entry.balance == sum, (0...CurrencyLedger.balanceMax).contains(sum) else {
+                throw ByteReaderError.invalid("currency history of \(profile) \(currency)", at: start)
+            }
+            balance = sum
+        }
+        guard !entries.isEmpty else { throw ByteReaderError.invalid("empty currency history", at: start) }
+        return (profile, currency, entries)
+    }
+
+    /// Each history goes into the ledger as it is read (no dictionary of them on the way).
     static func readLedger(_ reader: inout ByteReader) throws(ByteReaderError) -> CurrencyLedger {
         let start = reader.offset
-        let lists = try reader.readArray { reader throws(ByteReaderError) in
-            let profile = try ProfileCoding.readID(&reader)
-            let currency = try reader.readString()
-            let entries = try reader.readArray { reader throws(ByteReaderError) in
-                CurrencyEntry(transactionID: try reader.readString(), amount: try reader.readVarInt(),
-                              balance: try reader.readVarInt(), source: try reader.readEnum(CurrencySource.self),
-                              ref: try reader.readString(), atMs: try reader.readVarInt())
+        var ledger = CurrencyLedger()
+        // Each history takes more than one byte: a count beyond the bytes left is damage, not
+        // something to reserve room for.
+        let countStart = reader.offset
+        let count = try reader.readCount()
+        guard count <= reader.remaining else { throw ByteReaderError.truncated(at: countStart) }
+        ledger.reserveHistories(count, entries: count)
+        for _ in 0..<count {
+            let (profile, currency, entries) = try readHistory(&reader, start: start)
+            guard ledger.restoreHistory(of: profile, currency, entries) else {
+                throw ByteReaderError.invalid("currency history twice", at: start)
             }
-            return (profile, currency, entries)
-        }
-        var histories: [ProfileID: [String: [CurrencyEntry]]] = [:]
-        for (profile, currency, entries) in lists {
-            // Each entry moves the balance by its non-zero amount, within 0 … max; no history is empty.
-            var balance: Int64 = 0
-            for entry in entries {
-                let (sum, overflow) = balance.addingReportingOverflow(entry.amount)
-                guard !overflow, entry.amount != 0, entry.balance == sum, (0...CurrencyLedger.balanceMax).contains(sum) else {
-                    throw ByteReaderError.invalid("currency history of \(profile) \(currency)", at: start)
-                }
-                balance = sum
-            }
-            guard !entries.isEmpty else { throw ByteReaderError.invalid("empty currency history", at: start) }
-            guard histories[profile]?[currency] == nil else { throw ByteReaderError.invalid("currency history twice", at: start) }
-            histories[profile, default: [:]][currency] = entries
         }
         let grants = try reader.readArray { reader throws(ByteReaderError) in try readGrant(&reader) }
-        let keys = try reader.readArray { reader throws(ByteReaderError) in (try reader.readString(), try readRecord(&reader)) }
-        var idempotency: [String: IdempotencyRecord] = [:]
-        for (key, record) in keys { idempotency[key] = record }
-        guard Set(grants.map(\.term)).count == grants.count, idempotency.count == keys.count else {
+        let keys = try reader.readArray { reader throws(ByteReaderError) in
+            (key: try reader.readString(), record: try readRecord(&reader))
+        }
+        guard ledger.restoreTermGrants(grants), ledger.restoreIdempotency(keys) else {
             throw ByteReaderError.invalid("currency ledger with a key listed twice", at: start)
         }
-        return CurrencyLedger(histories: histories, termGrants: grants, idempotency: idempotency)
+        return ledger
     }
 }

@@ -1,0 +1,86 @@
+/// Strings kept end to end in one byte array, each a LEB128 length then its UTF-8 bytes, and
+/// named by the offset where it starts: a million short strings cost their bytes and an 8-byte
+/// offset each, where a million `String`s cost 16 bytes each plus a heap object for every one
+/// longer than 15 bytes, and a retain and release at every copy.
+///
+/// The arena only grows; its owner copies what it still needs into a fresh one
+/// (``append(_:from:)``) once enough of it is dead.
+struct TextArena: Sendable {
+    private(set) var bytes: [UInt8] = []
+
+    init() {}
+
+    /// Bytes held, live or dead.
+    var count: Int { bytes.count }
+
+    /// Appends `text`; answers its offset.
+    mutating func append(_ text: String) -> Int {
+        var text = text
+        return text.withUTF8 { append(utf8: $0) }
+    }
+
+    /// Appends UTF-8 bytes as one string; answers its offset.
+    mutating func append(utf8: UnsafeBufferPointer<UInt8>) -> Int {
+        let offset = bytes.count
+        var remaining = UInt64(utf8.count)
+        while remaining >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            remaining >>= 7
+        }
+        bytes.append(UInt8(remaining))
+        bytes.append(contentsOf: utf8)
+        return offset
+    }
+
+    /// Copies the string at `offset` of `other`; answers its offset here.
+    mutating func append(_ offset: Int, from other: TextArena) -> Int {
+        other.withUTF8(at: offset) { append(utf8: $0) }
+    }
+
+    /// The UTF-8 bytes of the string at `offset`, lent for the call.
+    func withUTF8<Result>(at offset: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try bytes.withUnsafeBufferPointer { all in
+            var length = 0
+            var shift = 0
+            var position = offset
+            while true {
+                let byte = all[position]
+                length |= Int(byte & 0x7F) << shift
+                position += 1
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            return try body(UnsafeBufferPointer(rebasing: all[position..<(position + length)]))
+        }
+    }
+
+    func string(at offset: Int) -> String {
+        withUTF8(at: offset) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether the string at `offset` has exactly the bytes of `utf8`.
+    func hasBytes(at offset: Int, _ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        withUTF8(at: offset) { stored in
+            stored.count == utf8.count && (stored.isEmpty || memoryEquals(stored, utf8))
+        }
+    }
+}
+
+/// Byte-wise equality of two buffers of the same length.
+@inline(__always)
+func memoryEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    var index = 0
+    // Eight bytes a step, then the rest one by one.
+    while index + 8 <= a.count {
+        let left = UnsafeRawPointer(a.baseAddress! + index).loadUnaligned(as: UInt64.self)
+        let right = UnsafeRawPointer(b.baseAddress! + index).loadUnaligned(as: UInt64.self)
+        if left != right { return false }
+        index += 8
+    }
+    while index < a.count {
+        if a[index] != b[index] { return false }
+        index += 1
+    }
+    return true
+}
