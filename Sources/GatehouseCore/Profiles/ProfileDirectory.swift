@@ -127,6 +127,24 @@ public struct ProfileDirectory: Sendable {
         body(&profiles[slot])
     }
 
+    /// Marks `parts` of the profile whose own id is `id` changed at `sequence` (one lookup);
+    /// answers whether there is one.
+    mutating func mark(_ id: ProfileID, _ parts: SyncCursors.Parts, at sequence: UInt64) -> Bool {
+        guard let slot = slot(of: id) else { return false }
+        profiles[slot].cursors.mark(parts, at: sequence)
+        return true
+    }
+
+    /// ``mark(_:_:at:)``, also answering the customer user id behind the id (or alias) for the
+    /// event recorded with the change: one lookup where marking and reading took three.
+    mutating func markReadingCustomerUserID(_ id: ProfileID, _ parts: SyncCursors.Parts, at sequence: UInt64)
+        -> (marked: Bool, customerUserID: String?)
+    {
+        guard let slot = slot(of: id) else { return (false, customerUserID(of: id)) }
+        profiles[slot].cursors.mark(parts, at: sequence)
+        return (true, profiles[slot].customerUserID)
+    }
+
     mutating func assignCustomerUserID(_ customerUserID: String, to id: ProfileID) {
         guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
         precondition(profiles[slot].customerUserID == nil, "a customer user id never changes once set")

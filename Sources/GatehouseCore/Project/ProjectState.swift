@@ -218,9 +218,7 @@ public struct ProjectState: Sendable, Equatable {
 
     /// Marks parts of a profile changed by this batch.
     private mutating func mark(_ id: ProfileID?, _ parts: SyncCursors.Parts, counters: inout BatchCounters) {
-        guard let id, profiles.isProfile(id) else { return }
-        let sequence = self.sequence
-        profiles.update(id) { $0.cursors.mark(parts, at: sequence) }
+        guard let id, profiles.mark(id, parts, at: sequence) else { return }
         counters.changed.insert(id)
     }
 
@@ -349,8 +347,10 @@ public struct ProjectState: Sendable, Equatable {
             EventDetail("ref", .string(entry.ref)),
         ]
         if let reason = movement.reason { details.append(EventDetail("reason", .string(reason))) }
-        record(.virtualCurrencyTransaction, id, details, atMs: atMs, counters: &counters)
-        mark(id, [.currencies], counters: &counters)
+        // The profile is found once, for its cursor and the event's customer user id.
+        let (marked, customerUserID) = profiles.markReadingCustomerUserID(id, [.currencies], at: sequence)
+        if marked { counters.changed.insert(id) }
+        record(.virtualCurrencyTransaction, id, customerUserID: customerUserID, details, atMs: atMs, counters: &counters)
         return entry.amount
     }
 
@@ -382,7 +382,14 @@ public struct ProjectState: Sendable, Equatable {
     private mutating func record(_ type: EventType, _ id: ProfileID?, _ details: [EventDetail], atMs: Int64,
                                  counters: inout BatchCounters)
     {
-        let customerUserID = id.flatMap { profiles.customerUserID(of: $0) }
+        record(type, id, customerUserID: id.flatMap { profiles.customerUserID(of: $0) }, details, atMs: atMs,
+               counters: &counters)
+    }
+
+    /// Appends one event whose profile's customer user id the caller already read.
+    private mutating func record(_ type: EventType, _ id: ProfileID?, customerUserID: String?, _ details: [EventDetail],
+                                 atMs: Int64, counters: inout BatchCounters)
+    {
         events.append(Event(cursor: sequence, index: UInt32(counters.events), type: type, profileID: id,
                             customerUserID: customerUserID, atMs: atMs, details: details))
         counters.events += 1
