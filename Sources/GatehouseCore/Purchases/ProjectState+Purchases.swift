@@ -420,7 +420,7 @@ private struct PurchaseDraft {
     /// Balances as this request leaves them.
     private var balances: [ProfileID: [String: Int64]] = [:]
 
-    private func termGrant(_ key: String) -> TermGrant? { termGrants[key] ?? state.currencies.termGrants[key] }
+    private func termGrant(_ key: String) -> TermGrant? { termGrants[key] ?? state.currencies.termGrant(key) }
 
     private func balance(of profile: ProfileID, _ currency: String) -> Int64 {
         balances[profile]?[currency] ?? state.currencies.balance(of: profile, currency)
