@@ -22,7 +22,10 @@ public final class SyncBoard: Sendable {
 
     init(state: ProjectState) {
         var tables = [[ProfileID: UInt64]](repeating: [:], count: Self.shardCount)
-        for profile in state.profiles.all { tables[Self.shard(of: profile.id)][profile.id] = profile.cursor }
+        // Shards fill evenly (ids are random): room for their share up front, no rehash on the way.
+        let share = state.profiles.count / Self.shardCount + state.profiles.count / (Self.shardCount * 8) + 1
+        for shard in tables.indices { tables[shard].reserveCapacity(share) }
+        state.profiles.forEachCursor { id, cursor in tables[Self.shard(of: id)][id] = cursor }
         shards = tables.map { Shard($0) }
         config.store(state.configCursor, ordering: .releasing)
     }
@@ -42,7 +45,7 @@ public final class SyncBoard: Sendable {
             _ = shards[Self.shard(of: id)].table.withLock { $0.removeValue(forKey: id) }
         }
         for id in effects.changedProfiles {
-            guard let cursor = state.profiles.profile(id)?.cursor else { continue }
+            guard let cursor = state.profiles.cursor(of: id) else { continue }
             shards[Self.shard(of: id)].table.withLock { $0[id] = cursor }
         }
         if effects.configChanged { config.store(state.configCursor, ordering: .releasing) }
