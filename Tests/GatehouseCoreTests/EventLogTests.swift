@@ -1,3 +1,4 @@
+import GatehouseBase
 @testable import GatehouseCore
 import Testing
 
@@ -151,6 +152,16 @@ import Testing
         return (packed, held, EventDetailNames.expand(held[1...]))
     }
 
+    /// The codes are stored in snapshots (docs/data-format.md): a name never changes code.
+    @Test func theNameCodesNeverChange() {
+        let names = EventDetailNames.names.map { String(decoding: $0, as: UTF8.self) }
+        #expect(names == [
+            "store", "product_id", "original_transaction_id", "transaction_id", "expires_ms", "period_type", "environment",
+            "entitlement", "reason", "merged_from", "transferred_from", "transferred_to", "original_transaction_ids",
+            "currency", "amount", "balance", "source", "ref",
+        ])
+    }
+
     @Test func everyKnownNameIsOneByteAndComesBack() {
         let names = EventDetailNames.names.map { String(decoding: $0, as: UTF8.self) }
         let details = names.map { EventDetail($0, .string("v")) }
@@ -172,5 +183,73 @@ import Testing
         #expect(back == packed)
         #expect(EventDetailCoding.unpack(back) == details)
         #expect(Self.roundTrip([]).back == EventDetailCoding.pack([]))
+    }
+}
+
+/// The log's stored form (snapshot bodies): each event's fields and the details as held, end to
+/// end. Loading it back checks everything: a damaged form is an error, never a trap or a log
+/// holding events out of order or malformed details.
+@Suite struct EventLogStoredForm {
+    static func export(_ log: EventLog) -> (events: [EventLog.StoredEvent], details: [UInt8]) {
+        var events: [EventLog.StoredEvent] = []
+        log.forEachStored { events.append($0) }
+        return (events, Array(log.storedDetails))
+    }
+
+    static func load(_ events: [EventLog.StoredEvent], _ details: [UInt8]) throws(ByteReaderError) -> EventLog {
+        var loader = EventLog.Loader(details: details, count: events.count, offset: 100)
+        for (number, event) in events.enumerated() { try loader.append(event, at: number) }
+        return try loader.finish()
+    }
+
+    @Test func aLogComesBackFromItsStoredForm() throws {
+        let events = (1...40).flatMap { cursor in (0..<UInt32(cursor % 3)).map { EventLogStorage.event(cursor, index: $0) } }
+        let log = EventLog(events: events)
+        let (stored, details) = Self.export(log)
+        #expect(stored.count == events.count)
+        #expect(stored.reduce(0) { $0 + $1.detailsCount } == details.count)
+        #expect(try Self.load(stored, details) == log)
+        #expect(try Self.load([], []) == EventLog())
+    }
+
+    @Test func aPrunedLogStoresOnlyItsKeptEvents() throws {
+        var log = EventLog()
+        for cursor in 1...(EventLog.keptCountMin + 15_000) { log.append(EventLogStorage.event(cursor)) }
+        log.prune(nowMs: 8 * EventLogStorage.day)
+        let (stored, details) = Self.export(log)
+        #expect(stored.count == EventLog.keptCountMin)
+        #expect(details.count < log.detailBytesHeld)
+        #expect(try Self.load(stored, details) == log)
+    }
+
+    @Test func eventsOutOfOrderAreRefused() {
+        let (stored, details) = Self.export(EventLog(events: [EventLogStorage.event(1), EventLogStorage.event(2)]))
+        #expect(throws: ByteReaderError.self) { try Self.load(stored.reversed(), details) }
+        var twice = stored
+        twice[1].cursor = 1
+        #expect(throws: ByteReaderError.self) { try Self.load(twice, details) }
+    }
+
+    @Test func detailsThatDoNotAddUpAreRefused() {
+        let (stored, details) = Self.export(EventLog(events: [EventLogStorage.event(1), EventLogStorage.event(2)]))
+        for change in [-1, 1] {
+            var wrong = stored
+            wrong[0].detailsCount += change
+            #expect(throws: ByteReaderError.self) { try Self.load(wrong, details) }
+        }
+        var empty = stored
+        empty[0].detailsCount = 0
+        #expect(throws: ByteReaderError.self) { try Self.load(empty, details) }
+        #expect(throws: ByteReaderError.self) { try Self.load(stored, details + [0]) }
+        #expect(throws: ByteReaderError.self) { try Self.load(stored, Array(details.dropLast())) }
+    }
+
+    @Test func aNameCodePastTheTableIsRefused() throws {
+        let event = EventLog.StoredEvent(cursor: 1, index: 0, type: .renewal, profileID: nil, customerUserID: nil, atMs: 0,
+                                         detailsCount: 4)
+        let unknown = UInt8(0x80 + EventDetailNames.names.count)
+        #expect(throws: ByteReaderError.self) { try Self.load([event], [1, unknown, 5, 1]) }
+        #expect(throws: ByteReaderError.self) { try Self.load([event], [1, 0x80, 9, 1]) }
+        #expect(try Self.load([event], [1, unknown - 1, 5, 1]).first?.details == [EventDetail("ref", .bool(true))])
     }
 }

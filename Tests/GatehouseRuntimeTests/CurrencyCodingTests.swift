@@ -175,8 +175,9 @@ enum CurrencyFixtures {
                                  keyGenerations: base.keyGenerations, config: base.config, sequence: base.sequence,
                                  configCursor: base.configCursor, profiles: base.profiles, events: base.events,
                                  purchases: base.purchases, currencies: ledger)
-        let written = Hex.encode(StateCoding.encode(state))
-        #expect(written == golden, "\(written)")
+        // A version 3 body holds the ledger as its last section, byte for byte as version 2 did.
+        let written = Hex.encode(StateCoding.sectionBytes(of: state)[3])
+        #expect(written == histories + grants + keys, "\(written)")
         let decoded = try StateCoding.decode(try #require(Hex.decode(golden)))
         #expect(decoded == state)
         #expect(decoded.currencies.balance(of: F.profile, "COINS") == 70)

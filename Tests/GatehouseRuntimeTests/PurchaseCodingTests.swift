@@ -401,14 +401,15 @@ enum PurchaseFixtures {
                 willRenew: true, periodType: .normal, environment: .sandbox, terms: [], lastEventMs: 0, statusBeforeRefund: nil,
                 statusMs: 0, willRenewMs: 0, productMs: 0, storeGraceExpiresMs: nil, refundMarks: [:]), owner: nil, token: nil)
         }
-        /// The golden state's body with its empty book (five arrays) and empty ledger (three)
-        /// replaced by a book holding `subscriptions` and the empty ledger.
+        /// The golden state's body with its empty book (five arrays) replaced by a book holding
+        /// `subscriptions`.
         func body(_ subscriptions: [HeldSubscription]) -> [UInt8] {
-            var tail = ByteWriter()
-            tail.writeArray(subscriptions) { PurchaseCoding.write($1, into: &$0) }
-            for _ in 0..<4 { tail.writeArray([UInt8]()) { $0.writeUInt8($1) } }
-            CurrencyCoding.write(CurrencyLedger(), into: &tail)
-            return Array(StateCoding.encode(RecordGoldenBytes.state).dropLast(8)) + tail.bytes
+            var book = ByteWriter()
+            book.writeArray(subscriptions) { PurchaseCoding.write($1, into: &$0) }
+            for _ in 0..<4 { book.writeArray([UInt8]()) { $0.writeUInt8($1) } }
+            var sections = StateCoding.sectionBytes(of: RecordGoldenBytes.state)
+            sections[2] = book.bytes
+            return StateCoding.body(sections: sections)
         }
         #expect(throws: ByteReaderError.self) { try StateCoding.decode(body([held("o", .active), held("o", .expired)])) }
         // Two different subscriptions in the same bytes read.

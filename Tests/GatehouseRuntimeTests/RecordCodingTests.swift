@@ -125,7 +125,12 @@ import Testing
     @Test func projectCreatedRecord() {
         let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
         #expect(record.kind == 1)
-        #expect(Self.hex(record.payload) == Self.goldenCreated, "\(Self.hex(record.payload))")
+        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion3, "\(Self.hex(record.payload))")
+    }
+
+    @Test func version2ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreated)))
+        #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
     }
 
     @Test func smallRecords() {
@@ -157,6 +162,16 @@ import Testing
         + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00"
         + emptyBook + emptyLedger
 
+    /// Section 0 of the golden state: the fields of version 2 after the version, up to its
+    /// events.
+    static let head = "0461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+        + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
+        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00"
+
+    /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
+    /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
+    static let goldenCreatedVersion3 = "01" + "03" + "9401" + "02" + "05" + "03" + head + "00" + "00" + emptyBook + emptyLedger
+
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
     /// currency ledger.
     static let goldenCreatedVersion1 = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
@@ -176,8 +191,8 @@ import Testing
         #expect(state.currencies == CurrencyLedger())
         #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
         #expect(state.currencies.idempotency.isEmpty)
-        // Written again, it is the version 2 record: the empty book and ledger appended.
-        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreated)
+        // Written again, it is the version 3 record: sections, the empty book and ledger appended.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion3)
     }
 
     /// A version 1 event stored its profile id bare (no presence byte).
@@ -197,15 +212,22 @@ import Testing
         #expect(state.events.events == [expected])
         #expect(state.purchases == PurchaseBook())
         #expect(state.currencies == CurrencyLedger())
-        // Version 2 writes the id as an optional, then the empty book and the empty ledger.
+        // Version 2 wrote the id as an optional, then the empty book and the empty ledger.
         let event2 = "076576745f335f30" + "03" + "10" + Hex.encode(Array("SUBSCRIBER_ALIAS".utf8)) + "01" + id + "00" + "08"
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
-        #expect(Self.hex(StateCoding.encode(state)) == "02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)
+        #expect(try StateCoding.decode(try #require(Hex.decode("02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)))
+            == state)
+        // Version 3: one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
+        // id: 23 bytes); flags 1 (profile id written), type code 12, cursor +3, index 0, at +4 ms,
+        // the id, 23 detail bytes.
+        let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
+        #expect(Self.hex(StateCoding.encode(state))
+            == "03" + "9401" + "32" + "05" + "03" + Self.head + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
-        var bytes = try #require(Hex.decode(Self.goldenCreated))
-        bytes[1] = 3
+        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion3))
+        bytes[1] = 4
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
         bytes[1] = 0
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }

@@ -32,6 +32,52 @@ import Glibc
         #expect(!disk.names(in: "/data/snapshots").contains("p7.snap.tmp"))
     }
 
+    /// A body given in parts reads back joined; each part is cut into chunks of its own (an
+    /// empty part makes none), and a stored part and a compressible one mix.
+    @Test func aBodyWrittenInPartsReadsBackJoined() throws {
+        let disk = Self.disk()
+        let noise = SeededRandomSource(seed: 3).randomBytes(count: SnapshotFile.chunkBytes + 5)
+        let parts: [[UInt8]] = [[3], [], [UInt8](repeating: 9, count: 2 * SnapshotFile.chunkBytes + 1), noise, [1, 2]]
+        let written = try SnapshotFile.write(path: Self.path, header: Self.header, parts: parts, fileSystem: disk)
+        let bytes = try #require(disk.contents(of: Self.path))
+        #expect(written.bytes == bytes.count)
+        #expect(written.sha256 == SHA256.hex(bytes))
+        let (header, body) = try SnapshotFile.read(path: Self.path, fileSystem: disk)
+        #expect(header == Self.header)
+        #expect(body == parts.flatMap { $0 })
+        // Chunks: [3]; the run of nines in three; the noise in two; [1, 2].
+        #expect(bytes.suffix(SnapshotFile.footerBytes)[bytes.count - SnapshotFile.footerBytes + 8] == 7)
+        // One part is the plain body, byte for byte.
+        #expect(SnapshotFile.encode(header: Self.header, parts: [noise]) == SnapshotFile.encode(header: Self.header, body: noise))
+    }
+
+    /// Parts compressed one by one, as they are made, give the same file as parts given whole.
+    @Test func partsCompressedAheadWriteTheSameFile() throws {
+        let noise = SeededRandomSource(seed: 4).randomBytes(count: SnapshotFile.chunkBytes + 5)
+        let parts: [[UInt8]] = [[3], [], [UInt8](repeating: 9, count: 2 * SnapshotFile.chunkBytes + 1), noise]
+        let disk = Self.disk()
+        let written = try SnapshotFile.write(path: Self.path, header: Self.header, compressedParts: parts.map(SnapshotFile.compress),
+                                             fileSystem: disk)
+        let bytes = try #require(disk.contents(of: Self.path))
+        #expect(bytes == SnapshotFile.encode(header: Self.header, parts: parts))
+        #expect(written.sha256 == SHA256.hex(bytes))
+        #expect(parts.map(SnapshotFile.compress).map(\.count) == parts.map(\.count))
+        #expect(try SnapshotFile.read(path: Self.path, fileSystem: disk).1 == parts.flatMap { $0 })
+        let oversized = SnapshotHeader(streamID: 1, lsn: 1, createdMs: 0, metadata: [UInt8](repeating: 0, count: SnapshotFile.metadataBytesMax + 1))
+        #expect(throws: StorageError.self) {
+            try SnapshotFile.write(path: Self.path, header: oversized, compressedParts: [], fileSystem: disk)
+        }
+    }
+
+    @Test func aFailedWriteOfPartsReportsTheError() throws {
+        let disk = Self.disk()
+        disk.writeError = ENOSPC
+        #expect(throws: StorageError.self) {
+            try SnapshotFile.write(path: Self.path, header: Self.header, parts: [[1], [2]], fileSystem: disk)
+        }
+        #expect(disk.names(in: "/data/snapshots").isEmpty)
+    }
+
     @Test func aWrittenSnapshotSurvivesPowerLoss() throws {
         let disk = FaultyFileSystem()
         try disk.makeDirectoriesDurably("/data/snapshots")

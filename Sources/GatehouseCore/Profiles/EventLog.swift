@@ -1,3 +1,5 @@
+public import GatehouseBase
+
 /// The project's event feed, oldest first, keeping at least the last 100,000 events or the last
 /// 7 days, whichever is more (PROTOCOL.md, "The event feed").
 ///
@@ -5,7 +7,8 @@
 /// byte array, so a feed of a million events is two allocations rather than a million (a small
 /// array costs a 32-byte header and its malloc rounding). The details are held with their names
 /// interned (``EventDetailNames``); reading an event builds an ``Event`` with its own copy of
-/// them in the packed form.
+/// them in the packed form. Snapshots store the entries' fields and the details as held
+/// (``forEachStored(_:)``, ``storedDetails``, ``Loader``).
 public struct EventLog: Sendable {
     public static let keptCountMin = 100_000
     public static let keptAgeMs: Int64 = 7 * 86_400_000
@@ -92,6 +95,100 @@ public struct EventLog: Sendable {
 
     /// The bytes of the packed details that kept and pruned events hold (for tests of pruning).
     var detailBytesHeld: Int { detailBytes.count }
+}
+
+/// The log in its stored form (state version 3 snapshot bodies): each event's fields, and the
+/// kept events' details end to end in ``EventDetailNames``' form, so a snapshot copies the
+/// details as they are held, one array each way, with nothing decoded or re-encoded.
+extension EventLog {
+    /// One kept event without its details, which take `detailsCount` bytes of ``storedDetails``
+    /// after the previous event's.
+    public struct StoredEvent: Sendable, Equatable {
+        public var cursor: UInt64
+        public var index: UInt32
+        public var type: EventType
+        public var profileID: ProfileID?
+        public var customerUserID: String?
+        public var atMs: Int64
+        public var detailsCount: Int
+
+        public init(cursor: UInt64, index: UInt32, type: EventType, profileID: ProfileID?, customerUserID: String?, atMs: Int64,
+                    detailsCount: Int)
+        {
+            self.cursor = cursor
+            self.index = index
+            self.type = type
+            self.profileID = profileID
+            self.customerUserID = customerUserID
+            self.atMs = atMs
+            self.detailsCount = detailsCount
+        }
+    }
+
+    /// The details of every kept event, oldest first, end to end.
+    public var storedDetails: ArraySlice<UInt8> {
+        detailBytes[detailsStart..<(entries.last?.detailsEnd ?? detailsStart)]
+    }
+
+    /// Calls `body` with every kept event, oldest first, without building an ``Event``.
+    public func forEachStored(_ body: (StoredEvent) -> Void) {
+        var start = detailsStart
+        for entry in entries {
+            body(StoredEvent(cursor: entry.cursor, index: entry.index, type: entry.type, profileID: entry.profileID,
+                             customerUserID: entry.customerUserID, atMs: entry.atMs, detailsCount: entry.detailsEnd - start))
+            start = entry.detailsEnd
+        }
+    }
+
+    /// Builds a log from its stored form, which comes from disk: events must come in increasing
+    /// order of cursor and index, their lengths must cover the details exactly, and every
+    /// event's details are checked (``EventDetailNames/check(_:from:ends:)``), so a damaged
+    /// snapshot is refused with an error and never installs an event out of order or a
+    /// malformed detail. Errors name the offset the caller gives for an event, or for details
+    /// their offset in the caller's bytes.
+    public struct Loader {
+        private var log = EventLog()
+        private let offset: Int
+
+        /// `details`: every event's, end to end, found at `offset` in the caller's bytes;
+        /// `count`: the events to come (room is reserved).
+        public init(details: [UInt8], count: Int, offset: Int) {
+            log.detailBytes = details
+            log.entries.reserveCapacity(count)
+            self.offset = offset
+        }
+
+        /// Adds the next event; `eventOffset` is where it was read, for errors. Its details are
+        /// checked with every other event's by ``finish()``.
+        public mutating func append(_ event: StoredEvent, at eventOffset: Int) throws(ByteReaderError) {
+            if let last = log.entries.last, (last.cursor, last.index) >= (event.cursor, event.index) {
+                throw ByteReaderError.invalid("event \(Event.id(cursor: event.cursor, index: event.index)) out of order", at: eventOffset)
+            }
+            let start = log.entries.last?.detailsEnd ?? 0
+            guard event.detailsCount >= 1, event.detailsCount <= log.detailBytes.count - start else {
+                throw ByteReaderError.invalid("event details length \(event.detailsCount)", at: eventOffset)
+            }
+            log.entries.append(Entry(customerUserID: event.customerUserID, cursor: event.cursor, atMs: event.atMs,
+                                     detailsEnd: start + event.detailsCount, profileID: event.profileID, type: event.type,
+                                     index: event.index))
+        }
+
+        /// The log, once every event is in, every detail byte belongs to one and every event's
+        /// details are well formed.
+        public consuming func finish() throws(ByteReaderError) -> EventLog {
+            let end = log.entries.last?.detailsEnd ?? 0
+            guard end == log.detailBytes.count else { throw ByteReaderError.invalid("event details no event holds", at: offset + end) }
+            let entries = log.entries
+            do {
+                try log.detailBytes.withUnsafeBufferPointer { (bytes) throws(ByteReaderError) in
+                    try EventDetailNames.check(bytes, from: 0, ends: entries.lazy.map { $0.detailsEnd })
+                }
+            } catch {
+                throw error.moved(by: offset)
+            }
+            return log
+        }
+    }
 }
 
 extension EventLog: RandomAccessCollection {

@@ -150,12 +150,20 @@ enum ChangeCoding {
 
 /// Profiles, their ids and tokens in binary: ids as 19 raw bytes, tokens as 16.
 enum ProfileCoding {
+    /// The 19 bytes of ``ProfileID/bytes`` (high and low big-endian, then the 3 tag bytes),
+    /// written a field at a time: a million profiles' ids, and every event's, allocate nothing.
     static func writeID(_ id: ProfileID, into writer: inout ByteWriter) {
-        writer.writeProfileID(id)
+        writer.writeUInt64(id.high.byteSwapped)
+        writer.writeUInt64(id.low.byteSwapped)
+        writer.writeUInt8(UInt8(truncatingIfNeeded: id.tag >> 16))
+        writer.writeUInt16(UInt16(truncatingIfNeeded: id.tag).byteSwapped)
     }
 
     static func readID(_ reader: inout ByteReader) throws(ByteReaderError) -> ProfileID {
-        try reader.readProfileID()
+        let high = try reader.readUInt64().byteSwapped
+        let low = try reader.readUInt64().byteSwapped
+        let tag = UInt32(try reader.readUInt8()) << 16 | UInt32(try reader.readUInt16().byteSwapped)
+        return ProfileID(high: high, low: low, tag: tag)
     }
 
     static func writeToken(_ token: AppAccountToken, into writer: inout ByteWriter) {
@@ -174,17 +182,27 @@ enum ProfileCoding {
         writer.writeOptional(profile.customerUserID) { $0.writeString($1) }
         writeToken(profile.token, into: &writer)
         writer.writeArray(profile.aliases) { writeID($1, into: &$0) }
-        writer.writeArray(profile.attributes.sorted { $0.key < $1.key }) { writer, entry in
-            writer.writeString(entry.key)
-            writer.writeString(entry.value)
+        let attributes = profile.attributes
+        if attributes.count < 2 {
+            // Most profiles: nothing to sort, so no array is made.
+            writer.writeArray(attributes) { writer, entry in
+                writer.writeString(entry.key)
+                writer.writeString(entry.value)
+            }
+        } else {
+            writer.writeArray(attributes.sorted { $0.key < $1.key }) { writer, entry in
+                writer.writeString(entry.key)
+                writer.writeString(entry.value)
+            }
         }
         writer.writeVarInt(profile.createdMs)
         writer.writeVarInt(profile.lastSeenMs)
         if partCursors {
             let cursors = profile.cursors
-            for cursor in [cursors.identity, cursors.entitlements, cursors.currencies, cursors.purchases] {
-                writer.writeVarUInt(cursor)
-            }
+            writer.writeVarUInt(cursors.identity)
+            writer.writeVarUInt(cursors.entitlements)
+            writer.writeVarUInt(cursors.currencies)
+            writer.writeVarUInt(cursors.purchases)
         } else {
             writer.writeVarUInt(profile.cursor)
         }
@@ -195,9 +213,10 @@ enum ProfileCoding {
         let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
         let token = try readToken(&reader)
         let aliases = try reader.readArray { reader throws(ByteReaderError) in try readID(&reader) }
-        let pairs = try reader.readArray { reader throws(ByteReaderError) in (try reader.readString(), try reader.readString()) }
+        let attributeCount = try reader.readCount(maximum: reader.remaining)
         var attributes: [String: String] = [:]
-        for (key, value) in pairs { attributes[key] = value }
+        if attributeCount > 0 { attributes.reserveCapacity(attributeCount) }
+        for _ in 0..<attributeCount { attributes[try reader.readString()] = try reader.readString() }
         var profile = Profile(id: id, customerUserID: customerUserID, token: token, aliases: aliases, attributes: attributes,
                               createdMs: try reader.readVarInt(), lastSeenMs: try reader.readVarInt(), cursor: try reader.readVarUInt())
         if partCursors {
@@ -209,8 +228,11 @@ enum ProfileCoding {
 }
 
 /// Feed events in binary. State version 1 stored a profile id on every event; version 2 stores
-/// it as optional (an unowned purchase's events have none).
+/// it as optional (an unowned purchase's events have none). Version 3 stores the log compactly
+/// (``EventLogCoding``); a `project changed` record's events (``writeDetails(_:into:)``) keep
+/// the packed form.
 enum EventCoding {
+    /// Version 2: one event with its id, type name and packed details (tests write old bodies).
     static func write(_ event: Event, into writer: inout ByteWriter) {
         writer.writeString(event.id)
         writer.writeVarUInt(event.cursor)
@@ -218,7 +240,6 @@ enum EventCoding {
         writer.writeOptional(event.profileID) { ProfileCoding.writeID($1, into: &$0) }
         writer.writeOptional(event.customerUserID) { $0.writeString($1) }
         writer.writeVarInt(event.atMs)
-        // Kept in memory in exactly this encoding: copied, not re-encoded.
         writer.writeRaw(event.packedDetails)
     }
 
@@ -241,8 +262,8 @@ enum EventCoding {
                      packedDetails: reader.bytes(in: start..<reader.offset))
     }
 
-    /// A snapshot's feed (an array of events), straight into a log: one event's details at a
-    /// time, never the whole feed as separate arrays. Events out of order are damage.
+    /// A version 1 or 2 snapshot's feed (an array of events), straight into a log: one event's
+    /// details at a time, never the whole feed as separate arrays. Events out of order are damage.
     static func readLog(_ reader: inout ByteReader, stateVersion: UInt64) throws(ByteReaderError) -> EventLog {
         let start = reader.offset
         let count = try reader.readCount()
@@ -268,5 +289,137 @@ enum EventCoding {
 
     static func readDetails(_ reader: inout ByteReader) throws(ByteReaderError) -> [EventDetail] {
         try EventDetailCoding.read(&reader)
+    }
+}
+
+/// The events section of a state version 3 body (docs/data-format.md, "Events (state version
+/// 3)"): the count, every event's details end to end as the log holds them, then each event's
+/// fields, with its cursor and time as differences from the event before it and its profile id
+/// and customer user id written only when they differ from that event's. The id
+/// `evt_<cursor>_<index>` is not written: it is derived.
+enum EventLogCoding {
+    /// Bits of an event's flags byte; the other bits are `0`.
+    enum Flag {
+        static let profileMask: UInt8 = 0b0011
+        static let profileWritten: UInt8 = 0b0001
+        static let profileAsBefore: UInt8 = 0b0010
+        static let customerUserIDMask: UInt8 = 0b1100
+        static let customerUserIDWritten: UInt8 = 0b0100
+        static let customerUserIDAsBefore: UInt8 = 0b1000
+    }
+
+    /// An event type's stored code. Codes never change meaning: a new type takes the next one.
+    static func code(of type: EventType) -> UInt8 {
+        switch type {
+        case .initialPurchase: 1
+        case .renewal: 2
+        case .productChange: 3
+        case .cancellation: 4
+        case .uncancellation: 5
+        case .billingIssue: 6
+        case .expiration: 7
+        case .nonRenewingPurchase: 8
+        case .refund: 9
+        case .refundReversed: 10
+        case .transfer: 11
+        case .subscriberAlias: 12
+        case .purchaseRedeemed: 13
+        case .virtualCurrencyTransaction: 14
+        case .promotionalGrant: 15
+        case .promotionalRevoke: 16
+        }
+    }
+
+    /// Code to type (index 0 and unknown codes: `nil`), from ``code(of:)``, the one table.
+    static let types: [EventType?] = {
+        var table = [EventType?](repeating: nil, count: 256)
+        for type in EventType.allCases { table[Int(code(of: type))] = type }
+        return table
+    }()
+
+    static func write(_ log: EventLog, into writer: inout ByteWriter) {
+        let details = log.storedDetails
+        writer.writeVarUInt(UInt64(log.count))
+        writer.writeVarUInt(UInt64(details.count))
+        writer.writeRaw(details)
+        var cursor: UInt64 = 0
+        var atMs: Int64 = 0
+        var profileID: ProfileID?
+        var customerUserID: String?
+        var first = true
+        log.forEachStored { event in
+            var flags: UInt8 = 0
+            let sameProfile = !first && event.profileID != nil && event.profileID == profileID
+            let sameCustomer = !first && event.customerUserID != nil && event.customerUserID == customerUserID
+            if event.profileID != nil { flags |= sameProfile ? Flag.profileAsBefore : Flag.profileWritten }
+            if event.customerUserID != nil { flags |= sameCustomer ? Flag.customerUserIDAsBefore : Flag.customerUserIDWritten }
+            writer.writeUInt8(flags)
+            writer.writeUInt8(code(of: event.type))
+            writer.writeVarUInt(event.cursor &- cursor)
+            writer.writeVarUInt(UInt64(event.index))
+            writer.writeVarInt(event.atMs &- atMs)
+            if let id = event.profileID, !sameProfile { ProfileCoding.writeID(id, into: &writer) }
+            if let name = event.customerUserID, !sameCustomer { writer.writeString(name) }
+            writer.writeVarUInt(UInt64(event.detailsCount))
+            cursor = event.cursor
+            atMs = event.atMs
+            profileID = event.profileID
+            customerUserID = event.customerUserID
+            first = false
+        }
+    }
+
+    /// Everything is checked: a flag, code, delta or index no writer makes, details that are
+    /// not well formed or not as long as said, events out of order. The log's own loader checks
+    /// the details and the order.
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> EventLog {
+        let countOffset = reader.offset
+        let count = try reader.readCount()
+        let detailsCount = try reader.readCount()
+        guard detailsCount <= reader.remaining, count <= reader.remaining - detailsCount, count <= detailsCount else {
+            throw ByteReaderError.truncated(at: countOffset)
+        }
+        let detailsBase = reader.offset
+        var loader = EventLog.Loader(details: try reader.readRaw(detailsCount), count: count, offset: detailsBase)
+        var cursor: UInt64 = 0
+        var atMs: Int64 = 0
+        var profileID: ProfileID?
+        var customerUserID: String?
+        for _ in 0..<count {
+            let start = reader.offset
+            let flags = try reader.readUInt8()
+            guard flags & ~(Flag.profileMask | Flag.customerUserIDMask) == 0, flags & Flag.profileMask != Flag.profileMask,
+                flags & Flag.customerUserIDMask != Flag.customerUserIDMask
+            else { throw ByteReaderError.invalid("event flags \(flags)", at: start) }
+            let codeOffset = reader.offset
+            guard let type = types[Int(try reader.readUInt8())] else { throw ByteReaderError.invalid("event type code", at: codeOffset) }
+            let deltaOffset = reader.offset
+            let (nextCursor, cursorOverflow) = cursor.addingReportingOverflow(try reader.readVarUInt())
+            let indexOffset = reader.offset
+            guard let index = UInt32(exactly: try reader.readVarUInt()) else { throw ByteReaderError.invalid("event index", at: indexOffset) }
+            // Times may go back and need not be near each other: their differences wrap, so any
+            // two times are one difference apart and every time reads back exactly.
+            let nextAtMs = atMs &+ (try reader.readVarInt())
+            guard !cursorOverflow else { throw ByteReaderError.invalid("event cursor delta", at: deltaOffset) }
+            switch flags & Flag.profileMask {
+            case Flag.profileWritten: profileID = try ProfileCoding.readID(&reader)
+            case Flag.profileAsBefore:
+                guard profileID != nil else { throw ByteReaderError.invalid("event profile as before, with none before", at: start) }
+            default: profileID = nil
+            }
+            switch flags & Flag.customerUserIDMask {
+            case Flag.customerUserIDWritten: customerUserID = try reader.readString()
+            case Flag.customerUserIDAsBefore:
+                guard customerUserID != nil else { throw ByteReaderError.invalid("event customer user id as before, with none before", at: start) }
+            default: customerUserID = nil
+            }
+            let length = try reader.readCount()
+            cursor = nextCursor
+            atMs = nextAtMs
+            let event = EventLog.StoredEvent(cursor: cursor, index: index, type: type, profileID: profileID,
+                                             customerUserID: customerUserID, atMs: atMs, detailsCount: length)
+            try loader.append(event, at: start)
+        }
+        return try loader.finish()
     }
 }

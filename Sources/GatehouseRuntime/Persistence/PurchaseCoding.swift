@@ -146,8 +146,8 @@ enum PurchaseCoding {
 
     /// Stored parts in a deterministic order: equal books write equal bytes.
     static func write(_ book: PurchaseBook, into writer: inout ByteWriter) {
-        writer.writeArray(sortedByKey(book.subscriptions.values)) { write($1, into: &$0) }
-        writer.writeArray(sortedByKey(book.oneTimePurchases.values)) { write($1, into: &$0) }
+        writeByKey(book.subscriptions.values, into: &writer) { write($1, into: &$0) }
+        writeByKey(book.oneTimePurchases.values, into: &writer) { write($1, into: &$0) }
         let grants = book.grants.sorted { $0.key < $1.key }.flatMap { entry in
             entry.value.values.sorted { $0.entitlementID < $1.entitlementID }.map { (entry.key, $0) }
         }
@@ -168,9 +168,21 @@ enum PurchaseCoding {
         }
     }
 
-    /// The purchases ordered by key, without copying them: only their positions are sorted.
-    private static func sortedByKey<Held: KeyedPurchase>(_ values: [Held]) -> LazyMapCollection<[Int], Held> {
-        values.indices.sorted { values[$0].key < values[$1].key }.lazy.map { values[$0] }
+    /// The purchases as an array ordered by key, without copying them: only their positions are
+    /// sorted, and each is written where it lies. A book rebuilt from a snapshot holds them in
+    /// key order already: then nothing is sorted.
+    private static func writeByKey<Held: KeyedPurchase>(_ values: [Held], into writer: inout ByteWriter,
+                                                        _ write: (inout ByteWriter, borrowing Held) -> Void)
+    {
+        writer.writeVarUInt(UInt64(values.count))
+        values.withUnsafeBufferPointer { held in
+            let inOrder = held.indices.dropFirst().allSatisfy { held[$0 - 1].key < held[$0].key }
+            if inOrder {
+                for position in held.indices { write(&writer, held[position]) }
+            } else {
+                for position in held.indices.sorted(by: { held[$0].key < held[$1].key }) { write(&writer, held[position]) }
+            }
+        }
     }
 
     /// A key listed twice is damage (the writer never does it), refused rather than guessed at.
@@ -194,13 +206,17 @@ enum PurchaseCoding {
         }
         var formerSources: [ProfileID: [FormerSource]] = [:]
         for (profile, source) in former { formerSources[profile, default: []].append(source) }
-        let distinct = Set(subscriptions.map(\.key)).count == subscriptions.count
-            && formerSources.values.allSatisfy { $0 == $0.sorted() && Set($0).count == $0.count }
-            && Set(purchases.map(\.key)).count == purchases.count
-            && Set(grants.map { "\($0.0):\($0.1.entitlementID)" }).count == grants.count
+        let distinctParts = formerSources.values.allSatisfy { $0 == $0.sorted() && Set($0).count == $0.count }
             && Set(seen.map(\.key)).count == seen.count
+        guard distinctParts else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
+        // The book files each purchase and grant by its key, a later one replacing an earlier:
+        // fewer in the book than were read means a key was listed twice (no set of a million
+        // keys is built to find out).
+        let book = PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
+                                seenNotifications: seen, formerSources: formerSources)
+        let distinct = book.subscriptions.count == subscriptions.count && book.oneTimePurchases.count == purchases.count
+            && book.grants.values.reduce(0) { $0 + $1.count } == grants.count
         guard distinct else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
-        return PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
-                            seenNotifications: seen, formerSources: formerSources)
+        return book
     }
 }

@@ -1,6 +1,7 @@
 import GatehouseBase
 public import GatehouseCore
 import GatehouseStorage
+import Synchronization
 
 /// A project's incarnation: a server-wide number given to each created or restored project, so
 /// records of a deleted project can never be applied to a new one with the same id.
@@ -72,47 +73,96 @@ enum RuntimeRecord: Equatable {
     }
 }
 
-/// A whole project state, for snapshots and `projectCreated` records.
+/// A whole project state, for snapshots and `projectCreated` records (docs/data-format.md,
+/// "Project state").
+///
+/// Version 3 lays the state out in four sections, each preceded in the body by its length: the
+/// head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
+/// currency ledger. Each is independent of the others, so a big state encodes them side by side
+/// and a big body decodes them side by side; either way the bytes are the same.
 enum StateCoding {
-    /// Bumped when the layout below changes; a snapshot of a newer version is refused. Version 2
-    /// added the purchase book and the currency ledger after the events (and optional event
-    /// profile ids); version 1 bodies are still read, with neither.
-    static let version: UInt64 = 2
+    /// Bumped when the layout changes; a body of a newer version is refused. Version 2 added the
+    /// purchase book and the currency ledger after the events (and optional event profile ids);
+    /// version 3 the section lengths and the compact events (``EventLogCoding``). Versions 1 and
+    /// 2 are still read.
+    static let version: UInt64 = 3
+
+    /// The sections of a version 3 body, in order.
+    static let sectionCount = 4
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
-        for section in sections { section(state, &writer) }
+        let parts = sectionBytes(of: state)
+        writeTable(parts, into: &writer)
+        for part in parts { writer.writeRaw(part) }
     }
 
-    /// The body's parts in order. Each is independent of the others, so a big state encodes
-    /// them side by side (``encode(_:)``) and lays them end to end: the same bytes either way.
+    /// Each section's bytes, in order (tests build bodies from them with ``body(sections:)``).
+    static func sectionBytes(of state: ProjectState) -> [[UInt8]] {
+        sections.map { section in
+            var part = ByteWriter(capacity: 256)
+            section(state, &part)
+            return part.bytes
+        }
+    }
+
+    /// A version 3 body made of `parts`.
+    static func body(sections parts: [[UInt8]]) -> [UInt8] {
+        var writer = ByteWriter()
+        writeTable(parts, into: &writer)
+        for part in parts { writer.writeRaw(part) }
+        return writer.bytes
+    }
+
+    /// The version, then each section's length.
+    private static func writeTable(_ parts: [[UInt8]], into writer: inout ByteWriter) {
+        writeTable(lengths: parts.map(\.count), into: &writer)
+    }
+
+    private static func writeTable(lengths: [Int], into writer: inout ByteWriter) {
+        writer.writeVarUInt(version)
+        for length in lengths { writer.writeVarUInt(UInt64(length)) }
+    }
+
     private static let sections: [@Sendable (ProjectState, inout ByteWriter) -> Void] = [
-        { state, writer in
-            writer.writeVarUInt(version)
-            writer.writeString(state.id.rawValue)
-            writer.writeString(state.name)
-            writer.writeVarInt(state.createdMs)
-            DigestCoding.write(state.keys.publicKey, into: &writer)
-            DigestCoding.write(state.keys.secretKey, into: &writer)
-            writer.writeVarUInt(state.keyGenerations[.public] ?? 1)
-            writer.writeVarUInt(state.keyGenerations[.secret] ?? 1)
-            ConfigCoding.write(state.config, into: &writer)
-            writer.writeVarUInt(state.sequence)
-            writer.writeVarUInt(state.configCursor)
-            writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0, partCursors: true) }
-            writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
-                ProfileCoding.writeToken(entry.key, into: &writer)
-                ProfileCoding.writeID(entry.value, into: &writer)
-            }
-        },
-        { state, writer in writer.writeArray(state.events) { EventCoding.write($1, into: &$0) } },
+        { state, writer in writeHead(state, into: &writer) },
+        { state, writer in EventLogCoding.write(state.events, into: &writer) },
         { state, writer in PurchaseCoding.write(state.purchases, into: &writer) },
         { state, writer in CurrencyCoding.write(state.currencies, into: &writer) },
     ]
 
-    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
-        let start = reader.offset
-        let version = try reader.readVarUInt()
-        guard (1...Self.version).contains(version) else { throw ByteReaderError.invalid("state version \(version)", at: start) }
+    /// Section 0, as versions 1 and 2 wrote the start of the body after the version.
+    private static func writeHead(_ state: ProjectState, into writer: inout ByteWriter) {
+        writer.writeString(state.id.rawValue)
+        writer.writeString(state.name)
+        writer.writeVarInt(state.createdMs)
+        DigestCoding.write(state.keys.publicKey, into: &writer)
+        DigestCoding.write(state.keys.secretKey, into: &writer)
+        writer.writeVarUInt(state.keyGenerations[.public] ?? 1)
+        writer.writeVarUInt(state.keyGenerations[.secret] ?? 1)
+        ConfigCoding.write(state.config, into: &writer)
+        writer.writeVarUInt(state.sequence)
+        writer.writeVarUInt(state.configCursor)
+        writer.writeArray(state.profiles.all) { ProfileCoding.write($1, into: &$0, partCursors: true) }
+        writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
+            ProfileCoding.writeToken(entry.key, into: &writer)
+            ProfileCoding.writeID(entry.value, into: &writer)
+        }
+    }
+
+    /// What section 0 holds.
+    private struct Head {
+        var id: ProjectID
+        var name: String
+        var createdMs: Int64
+        var keys: KeyDigests
+        var generations: [KeyKind: UInt64]
+        var config: ProjectConfig
+        var sequence: UInt64
+        var configCursor: UInt64
+        var profiles: ProfileDirectory
+    }
+
+    private static func readHead(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> Head {
         let idOffset = reader.offset
         guard let id = try? ProjectID(validating: try reader.readString()) else {
             throw ByteReaderError.invalid("project id", at: idOffset)
@@ -128,21 +178,122 @@ enum StateCoding {
         let profileList = try reader.readArray { reader throws(ByteReaderError) in
             try ProfileCoding.read(&reader, partCursors: version >= 2)
         }
-        let aliasTokenList = try reader.readArray { reader throws(ByteReaderError) in
-            (try ProfileCoding.readToken(&reader), try ProfileCoding.readID(&reader))
-        }
+        let aliasTokenCount = try reader.readCount(maximum: reader.remaining)
         var aliasTokens: [AppAccountToken: ProfileID] = [:]
-        for (token, owner) in aliasTokenList { aliasTokens[token] = owner }
+        aliasTokens.reserveCapacity(aliasTokenCount)
+        for _ in 0..<aliasTokenCount {
+            aliasTokens[try ProfileCoding.readToken(&reader)] = try ProfileCoding.readID(&reader)
+        }
         guard let profiles = ProfileDirectory(profiles: profileList, aliasTokens: aliasTokens) else {
             throw ByteReaderError.invalid("profiles sharing an id, a customer user id or a token", at: profilesOffset)
         }
-        let events = try EventCoding.readLog(&reader, stateVersion: version)
-        let purchases = version >= 2 ? try PurchaseCoding.readBook(&reader) : PurchaseBook()
-        let currencies = version >= 2 ? try CurrencyCoding.readLedger(&reader) : CurrencyLedger()
-        return ProjectState(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: generations,
-                            config: config, sequence: sequence, configCursor: configCursor,
-                            profiles: profiles, events: events, purchases: purchases, currencies: currencies)
+        return Head(id: id, name: name, createdMs: createdMs, keys: keys, generations: generations, config: config,
+                    sequence: sequence, configCursor: configCursor, profiles: profiles)
     }
+
+    private static func state(_ head: Head, _ events: EventLog, _ purchases: PurchaseBook, _ currencies: CurrencyLedger)
+        -> ProjectState
+    {
+        ProjectState(id: head.id, name: head.name, createdMs: head.createdMs, keys: head.keys, keyGenerations: head.generations,
+                     config: head.config, sequence: head.sequence, configCursor: head.configCursor,
+                     profiles: head.profiles, events: events, purchases: purchases, currencies: currencies)
+    }
+
+    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
+        let start = reader.offset
+        let version = try reader.readVarUInt()
+        guard (1...Self.version).contains(version) else { throw ByteReaderError.invalid("state version \(version)", at: start) }
+        guard version >= 3 else {
+            let head = try readHead(&reader, version: version)
+            let events = try EventCoding.readLog(&reader, stateVersion: version)
+            let purchases = version >= 2 ? try PurchaseCoding.readBook(&reader) : PurchaseBook()
+            let currencies = version >= 2 ? try CurrencyCoding.readLedger(&reader) : CurrencyLedger()
+            return state(head, events, purchases, currencies)
+        }
+        let lengths = try readLengths(&reader)
+        var parts: [(bytes: [UInt8], offset: Int)] = []
+        for length in lengths { parts.append((bytes: try reader.readRaw(length), offset: reader.offset - length)) }
+        return try decodeSections(parts.count) { parts[$0] }
+    }
+
+    /// The section lengths after the version. Each must fit what is left: a damaged length
+    /// fails here or, for a length too short, where its section is read to its end.
+    private static func readLengths(_ reader: inout ByteReader) throws(ByteReaderError) -> [Int] {
+        var lengths: [Int] = []
+        var total = 0
+        for _ in 0..<sectionCount {
+            let offset = reader.offset
+            let length = try reader.readCount()
+            guard length <= reader.remaining - total else { throw ByteReaderError.invalid("section length \(length)", at: offset) }
+            total += length
+            lengths.append(length)
+        }
+        return lengths
+    }
+
+    /// One decoded section.
+    private enum Section {
+        case head(Head)
+        case events(EventLog)
+        case purchases(PurchaseBook)
+        case currencies(CurrencyLedger)
+    }
+
+    /// Decodes section `number` from its own bytes, which must be read to their end; errors name
+    /// offsets in the body (`offset`: where the section starts).
+    private static func decodeSection(_ number: Int, _ bytes: [UInt8], at offset: Int) throws(ByteReaderError) -> Section {
+        var reader = ByteReader(bytes)
+        do {
+            let section: Section
+            switch number {
+            case 0: section = .head(try readHead(&reader, version: version))
+            case 1: section = .events(try EventLogCoding.read(&reader))
+            case 2: section = .purchases(try PurchaseCoding.readBook(&reader))
+            default: section = .currencies(try CurrencyCoding.readLedger(&reader))
+            }
+            try reader.expectEnd()
+            return section
+        } catch {
+            throw error.moved(by: offset)
+        }
+    }
+
+    /// Body bytes past which the sections decode side by side.
+    static let parallelDecodingBytes = 1 << 20
+
+    /// Decodes the sections, side by side when `parallel`; `part(n)` answers section n's bytes
+    /// and where they start in the body. The first damaged section (in order) is the error.
+    private static func decodeSections(_ count: Int, parallel: Bool = false,
+                                       _ part: @escaping (Int) -> (bytes: [UInt8], offset: Int)) throws(ByteReaderError) -> ProjectState
+    {
+        let decode: (Int) -> Result<Section, ByteReaderError> = { number in
+            let (bytes, offset) = part(number)
+            return Result { () throws(ByteReaderError) in try decodeSection(number, bytes, at: offset) }
+        }
+        let results = parallel ? SectionJobs.run(count, costliestFirst: decodingOrder, decode) : (0..<count).map(decode)
+        var head: Head?
+        var events = EventLog()
+        var purchases = PurchaseBook()
+        var currencies = CurrencyLedger()
+        for result in results {
+            switch try result.get() {
+            case .head(let value): head = value
+            case .events(let value): events = value
+            case .purchases(let value): purchases = value
+            case .currencies(let value): currencies = value
+            }
+        }
+        guard let head else { preconditionFailure("section 0 always decodes to the head") }
+        return state(head, events, purchases, currencies)
+    }
+
+    /// Sections by decoding cost, costliest first (measured with 1M profiles): the purchase book
+    /// (the book rebuilds its indexes and timers), the head (the profile directory its indexes),
+    /// the ledger, the events.
+    static let decodingOrder = [2, 0, 3, 1]
+    /// Sections by encoding cost, costliest first: the ledger, the book, then the events (quick
+    /// to encode, but the biggest to compress) and the head.
+    static let encodingOrder = [3, 2, 1, 0]
 
     /// Profiles past which a state's sections are encoded side by side.
     static let parallelEncodingProfiles = 10_000
@@ -150,36 +301,113 @@ enum StateCoding {
     /// The snapshot body of `state`. Blocks while a big state's sections encode on every core:
     /// call it from a thread of your own (the snapshot writer's).
     static func encode(_ state: ProjectState) -> [UInt8] {
-        guard state.profiles.count >= parallelEncodingProfiles else {
-            var writer = ByteWriter(capacity: 1024)
-            write(state, into: &writer)
-            return writer.bytes
-        }
-        let parts = Parallel.run(sections.map { section in
-            {
-                var writer = ByteWriter(capacity: 1 << 16)
-                section(state, &writer)
-                return writer.bytes
-            }
-        })
+        let parts = encodeParts(state)
+        guard parts.count > 1 else { return parts[0] }
         var body: [UInt8] = []
         body.reserveCapacity(parts.reduce(0) { $0 + $1.count })
         for part in parts { body.append(contentsOf: part) }
         return body
     }
 
+    /// The snapshot body of `state` in parts to lay end to end, for
+    /// `SnapshotFile.write(path:header:parts:fileSystem:)`: a big state's table (the version and
+    /// the lengths) and its sections, never joined into one array; a small state's body whole.
+    /// Blocks like ``encode(_:)``.
+    static func encodeParts(_ state: ProjectState) -> [[UInt8]] {
+        guard state.profiles.count >= parallelEncodingProfiles else {
+            var writer = ByteWriter(capacity: 1024)
+            write(state, into: &writer)
+            return [writer.bytes]
+        }
+        let parts = SectionJobs.run(sections.count, costliestFirst: encodingOrder) { number in
+            var writer = ByteWriter(capacity: 1 << 16)
+            sections[number](state, &writer)
+            return writer.bytes
+        }
+        var table = ByteWriter(capacity: 64)
+        writeTable(parts, into: &table)
+        return [table.bytes] + parts
+    }
+
+    /// The snapshot body of `state` compressed for
+    /// `SnapshotFile.write(path:header:compressedParts:fileSystem:)`: each section compressed by
+    /// the core that encoded it, as soon as it is encoded, so a core done with the cheaper
+    /// sections compresses them while the other still encodes the costliest; then the table.
+    /// Blocks like ``encode(_:)``.
+    static func encodeCompressed(_ state: ProjectState) -> [SnapshotFile.CompressedPart] {
+        guard state.profiles.count >= parallelEncodingProfiles else { return [SnapshotFile.compress(encode(state))] }
+        let parts = SectionJobs.run(sections.count, costliestFirst: encodingOrder) { number in
+            var writer = ByteWriter(capacity: 1 << 16)
+            sections[number](state, &writer)
+            return SnapshotFile.compress(writer.bytes)
+        }
+        var table = ByteWriter(capacity: 64)
+        writeTable(lengths: parts.map(\.count), into: &table)
+        return [SnapshotFile.compress(table.bytes)] + parts
+    }
+
     /// Decodes a whole snapshot body and checks the config it carries is valid, so a tampered or
-    /// damaged file cannot install a state the rules would never have produced.
-    static func decode(_ bytes: [UInt8]) throws(ByteReaderError) -> ProjectState {
+    /// damaged file cannot install a state the rules would never have produced. A big version 3
+    /// body decodes its sections side by side: call it from a thread of your own.
+    /// `parallelFrom`: the body size from which the sections decode side by side (tests lower it).
+    static func decode(_ bytes: [UInt8], parallelFrom: Int = parallelDecodingBytes) throws(ByteReaderError) -> ProjectState {
         var reader = ByteReader(bytes)
-        let state = try read(&reader)
-        try reader.expectEnd()
+        let state: ProjectState
+        if bytes.count >= parallelFrom, bytes.first == UInt8(version) {
+            _ = try reader.readVarUInt()
+            let lengths = try readLengths(&reader)
+            var offsets: [Int] = []
+            var offset = reader.offset
+            for length in lengths {
+                offsets.append(offset)
+                offset += length
+            }
+            guard offset == bytes.count else { throw ByteReaderError.invalid("trailing bytes", at: offset) }
+            // Each section copies its bytes out on the thread that decodes it.
+            state = try decodeSections(sectionCount, parallel: true) { number in
+                (bytes: Array(bytes[offsets[number]..<offsets[number] + lengths[number]]), offset: offsets[number])
+            }
+        } else {
+            state = try read(&reader)
+            try reader.expectEnd()
+        }
         do {
             try state.config.validate()
         } catch {
             throw ByteReaderError.invalid("config (\(error.message))", at: 0)
         }
         return state
+    }
+}
+
+/// A body's sections, coded on every core. Their costs differ widely (with 1M profiles the events
+/// take a fraction of what the purchase book does), so each worker takes the next section as it
+/// finishes one, costliest first, rather than a fixed share: the slowest worker ends about when
+/// the costliest section is done, not when two of the costly ones are.
+enum SectionJobs {
+    /// Answers `job(n)` for every n in `0..<count`, in order of n; `costliestFirst` is the order
+    /// the workers take them in (every n once).
+    static func run<T>(_ count: Int, costliestFirst order: [Int], _ job: @escaping (Int) -> T) -> [T] {
+        precondition(order.sorted() == Array(0..<count), "every section once")
+        let next = Counter()
+        let done = Parallel.map(min(Parallel.cores, count), makeContext: {}) { _, _ -> [(Int, T)] in
+            var results: [(Int, T)] = []
+            while true {
+                let taken = next.take()
+                guard taken < order.count else { return results }
+                results.append((order[taken], job(order[taken])))
+            }
+        }
+        var results = [T?](repeating: nil, count: count)
+        for (number, result) in done.joined() { results[number] = result }
+        return results.map { $0! }
+    }
+
+    /// The workers' shared place in the order.
+    private final class Counter: Sendable {
+        private let value = Atomic<Int>(0)
+
+        func take() -> Int { value.wrappingAdd(1, ordering: .relaxed).oldValue }
     }
 }
 

@@ -23,16 +23,49 @@ public enum SnapshotFile {
     /// crash `path` is the old file or the new one, whole. On failure the temporary file is
     /// removed and nothing else changes (a full disk aborts the snapshot, not the log).
     public static func write(path: String, header: SnapshotHeader, body: [UInt8], fileSystem: any FileSystem) throws -> SnapshotWriteResult {
+        try write(path: path, header: header, parts: [body], fileSystem: fileSystem)
+    }
+
+    /// The same with the body given as `parts` laid end to end (a runtime's sections, encoded
+    /// side by side), which are never copied into one array: each part is cut into chunks of its
+    /// own, so a chunk ends where a part does. The file is the same format; only where chunks
+    /// end differs from writing the joined body.
+    public static func write(path: String, header: SnapshotHeader, parts: [[UInt8]], fileSystem: any FileSystem) throws -> SnapshotWriteResult {
+        try write(path: path, header: header, fileSystem: fileSystem) { encode(header: header, parts: parts) }
+    }
+
+    /// The same with each part already compressed (``compress(_:)``): a caller that makes the
+    /// parts side by side compresses each as soon as it is made, so a core that is done making
+    /// parts compresses while another still makes the costliest one.
+    public static func write(path: String, header: SnapshotHeader, compressedParts: [CompressedPart],
+                             fileSystem: any FileSystem) throws -> SnapshotWriteResult
+    {
+        try write(path: path, header: header, fileSystem: fileSystem) { encode(header: header, compressed: compressedParts) }
+    }
+
+    private static func write(path: String, header: SnapshotHeader, fileSystem: any FileSystem,
+                              _ encode: () -> [UInt8]) throws -> SnapshotWriteResult
+    {
         guard header.metadata.count <= metadataBytesMax else {
             throw StorageError(.invalidArgument, "snapshot metadata of \(header.metadata.count) bytes exceeds \(metadataBytesMax)")
         }
-        let bytes = encode(header: header, body: body)
+        let bytes = encode()
+        // The digest is taken while the file is written and synced: it reads memory, they wait on
+        // the disk.
+        let outcomes = Parallel.run([
+            { () -> Result<String, SystemError> in
+                Result { () throws(SystemError) in try fileSystem.writeFileAtomically(path, bytes) }.map { "" }
+            },
+            { .success(SHA256.hex(bytes)) },
+        ])
+        let digest: String
         do {
-            try fileSystem.writeFileAtomically(path, bytes)
+            _ = try outcomes[0].get()
+            digest = try outcomes[1].get()
         } catch {
             throw StorageError(error, "cannot write snapshot \(path)")
         }
-        return SnapshotWriteResult(path: path, bytes: bytes.count, sha256: SHA256.hex(bytes))
+        return SnapshotWriteResult(path: path, bytes: bytes.count, sha256: digest)
     }
 
     /// Reads and verifies a snapshot: magic, version, header CRC, every chunk's CRC and lengths,
@@ -53,8 +86,69 @@ public enum SnapshotFile {
     }
 
     static func encode(header: SnapshotHeader, body: [UInt8]) -> [UInt8] {
+        encode(header: header, parts: [body])
+    }
+
+    /// One chunk as written: its 16-byte header (with its CRC) and its stored bytes (`nil`:
+    /// stored as they are in the part).
+    struct EncodedChunk: Sendable {
+        var header: [UInt8]
+        var deflated: [UInt8]?
+    }
+
+    /// A part of a body cut into chunks, each compressed and checksummed, ready to be laid out
+    /// by ``write(path:header:compressedParts:fileSystem:)``.
+    public struct CompressedPart: Sendable {
+        let raw: [UInt8]
+        let chunks: [EncodedChunk]
+
+        /// The raw bytes of the part.
+        public var count: Int { raw.count }
+    }
+
+    /// Compresses `part` chunk by chunk on the calling thread.
+    public static func compress(_ part: [UInt8]) -> CompressedPart {
+        let deflater = Deflater()
+        let chunks = part.withUnsafeBytes { raw in
+            stride(from: 0, to: raw.count, by: chunkBytes).map { start in
+                encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
+            }
+        }
+        return CompressedPart(raw: part, chunks: chunks)
+    }
+
+    /// Compresses the chunks of every part side by side, then lays them out.
+    static func encode(header: SnapshotHeader, parts: [[UInt8]]) -> [UInt8] {
+        let places = parts.indices.flatMap { part in
+            stride(from: 0, to: parts[part].count, by: chunkBytes).map { (part: part, start: $0) }
+        }
+        let chunks = Parallel.map(places.count, makeContext: { Deflater() }) { deflater, index -> EncodedChunk in
+            let (part, start) = places[index]
+            return parts[part].withUnsafeBytes { raw in
+                encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
+            }
+        }
+        var compressed: [CompressedPart] = []
+        var next = 0
+        for part in parts {
+            let count = (part.count + chunkBytes - 1) / chunkBytes
+            compressed.append(CompressedPart(raw: part, chunks: Array(chunks[next..<next + count])))
+            next += count
+        }
+        return encode(header: header, compressed: compressed)
+    }
+
+    /// The file: header, metadata, every part's chunks in order (an empty part has none), footer.
+    static func encode(header: SnapshotHeader, compressed parts: [CompressedPart]) -> [UInt8] {
+        let bodyCount = parts.reduce(0) { $0 + $1.raw.count }
+        var total = headerBytes + header.metadata.count + footerBytes
+        for part in parts {
+            for (index, chunk) in part.chunks.enumerated() {
+                total += chunkHeaderBytes + (chunk.deflated?.count ?? min(chunkBytes, part.raw.count - index * chunkBytes))
+            }
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(headerBytes + header.metadata.count + body.count / 2 + footerBytes)
+        bytes.reserveCapacity(total)
         bytes.append(contentsOf: magic)
         bytes.appendLE16(version)
         bytes.append(1)  // codec: raw deflate per chunk (a chunk may still be stored)
@@ -63,7 +157,7 @@ public enum SnapshotFile {
         bytes.appendLE64(header.streamID)
         bytes.appendLE64(header.lsn)
         bytes.appendLE64(UInt64(bitPattern: header.createdMs))
-        bytes.appendLE64(UInt64(body.count))
+        bytes.appendLE64(UInt64(bodyCount))
         bytes.appendLE32(UInt32(header.metadata.count))
         bytes.append(contentsOf: [UInt8](repeating: 0, count: 8))
         let headerCRC = CRC32C.update(CRC32C.checksum(bytes), header.metadata)
@@ -71,41 +165,48 @@ public enum SnapshotFile {
         assert(bytes.count == headerBytes)
         bytes.append(contentsOf: header.metadata)
 
-        // Chunks are independent: they are compressed side by side, then laid out in order.
-        let chunkCount = (body.count + chunkBytes - 1) / chunkBytes
-        let compressed = body.withUnsafeBytes { raw in
-            Parallel.map(chunkCount, makeContext: { Deflater() }) { deflater, index -> [UInt8]? in
-                let range = index * chunkBytes..<min((index + 1) * chunkBytes, raw.count)
-                let output = deflater.compress(UnsafeRawBufferPointer(rebasing: raw[range]))
-                return output.count < range.count ? output : nil
-            }
-        }
         var chunkCRCs: [UInt8] = []
-        for (index, deflated) in compressed.enumerated() {
-            let start = index * chunkBytes
-            let end = min(start + chunkBytes, body.count)
-            var chunk: [UInt8] = []
-            chunk.appendLE32(UInt32(deflated?.count ?? end - start))
-            chunk.appendLE32(UInt32(end - start))
-            chunk.append(deflated == nil ? 0 : 1)
-            chunk.append(contentsOf: [0, 0, 0])
-            var crc = CRC32C.checksum(chunk)
-            crc = if let deflated { CRC32C.update(crc, deflated) } else { CRC32C.update(crc, body[start..<end]) }
-            chunk.appendLE32(crc)
-            bytes.append(contentsOf: chunk)
-            if let deflated { bytes.append(contentsOf: deflated) } else { bytes.append(contentsOf: body[start..<end]) }
-            chunkCRCs.appendLE32(crc)
+        var chunkCount = 0
+        for part in parts {
+            chunkCount += part.chunks.count
+            for (index, chunk) in part.chunks.enumerated() {
+                bytes.append(contentsOf: chunk.header)
+                if let deflated = chunk.deflated {
+                    bytes.append(contentsOf: deflated)
+                } else {
+                    let start = index * chunkBytes
+                    bytes.append(contentsOf: part.raw[start..<min(start + chunkBytes, part.raw.count)])
+                }
+                chunkCRCs.append(contentsOf: chunk.header[12..<16])
+            }
         }
         var footer: [UInt8] = []
         footer.append(contentsOf: footerMagic)
         footer.appendLE32(UInt32(chunkCount))
         footer.appendLE32(0)
-        footer.appendLE64(UInt64(body.count))
+        footer.appendLE64(UInt64(bodyCount))
         footer.appendLE32(CRC32C.checksum(chunkCRCs))
         footer.appendLE32(CRC32C.checksum(footer))
         assert(footer.count == footerBytes)
         bytes.append(contentsOf: footer)
+        assert(bytes.count == total)
         return bytes
+    }
+
+    /// Deflates one chunk's raw bytes (keeping them stored when that is not smaller) and makes
+    /// its header and checksum.
+    private static func encodeChunk(_ raw: UnsafeRawBufferPointer, deflater: Deflater) -> EncodedChunk {
+        let output = deflater.compress(raw)
+        let deflated = output.count < raw.count ? output : nil
+        var header: [UInt8] = []
+        header.reserveCapacity(chunkHeaderBytes)
+        header.appendLE32(UInt32(deflated?.count ?? raw.count))
+        header.appendLE32(UInt32(raw.count))
+        header.append(deflated == nil ? 0 : 1)
+        header.append(contentsOf: [0, 0, 0])
+        let crc = if let deflated { CRC32C.update(CRC32C.checksum(header), deflated) } else { CRC32C.update(CRC32C.checksum(header), raw) }
+        header.appendLE32(crc)
+        return EncodedChunk(header: header, deflated: deflated)
     }
 
     static func decode(_ bytes: [UInt8]) throws(StorageError) -> (SnapshotHeader, [UInt8]) {
