@@ -183,19 +183,4 @@ struct TextKeyIndex: Sendable {
         let ascii = String(decoding: bytes, as: UTF8.self)
         return ascii == key ? ascii : nil
     }
-
-    /// Whether the key at `a` sorts before the key at `b` as `String`s do (by bytes, for ASCII).
-    static func precedes(_ a: Int, _ b: Int, in text: TextArena) -> Bool {
-        text.withUTF8(at: a) { left in
-            text.withUTF8(at: b) { right in
-                guard isASCII(left), isASCII(right) else {
-                    return String(decoding: left, as: UTF8.self) < String(decoding: right, as: UTF8.self)
-                }
-                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
-                    return left[index] < right[index]
-                }
-                return left.count < right.count
-            }
-        }
-    }
 }

@@ -47,8 +47,9 @@ struct IdempotencyTable: Sendable {
     var sortedByKey: [(key: String, record: IdempotencyRecord)] {
         let text = text
         let records = records
-        return (head..<records.count).sorted { TextKeyIndex.precedes(records[$0].key, records[$1].key, in: text) }
-            .map { (text.string(at: records[$0].key), record(at: $0)) }
+        return text.sortedPositions(of: records[head...].map(\.key)).map { position in
+            (text.string(at: records[head + position].key), record(at: head + position))
+        }
     }
 
     private func record(at position: Int) -> IdempotencyRecord {

@@ -48,9 +48,7 @@ struct TermGrantTable: Sendable {
 
     /// Every grant ordered by term as `String`s order (bytes, for ASCII terms).
     var sortedByTerm: [TermGrant] {
-        let text = text
-        let grants = grants
-        return grants.indices.sorted { TextKeyIndex.precedes(grants[$0].term, grants[$1].term, in: text) }.map { grant(at: $0) }
+        text.sortedPositions(of: grants.map(\.term)).map { grant(at: $0) }
     }
 
     private func slot(of term: String) -> Int? {
