@@ -253,3 +253,46 @@ import Testing
         #expect(try Self.load([event], [1, unknown - 1, 5, 1]).first?.details == [EventDetail("ref", .bool(true))])
     }
 }
+
+/// Details written straight into the feed (a balance change's) are held exactly as the same
+/// details appended as an event, and the codes the rules write name the right details.
+@Suite struct HeldDetailsWriterTests {
+    @Test func everyKnownNameIsItsPlaceInTheTable() {
+        let spelled = ["store", "product_id", "original_transaction_id", "transaction_id", "expires_ms", "period_type",
+                       "environment", "entitlement", "reason", "merged_from", "transferred_from", "transferred_to",
+                       "original_transaction_ids", "currency", "amount", "balance", "source", "ref"]
+        #expect(EventDetailNames.Known.allCases.count == spelled.count)
+        for (name, spelling) in zip(EventDetailNames.Known.allCases, spelled) {
+            #expect(EventDetailNames.names[Int(name.rawValue)] == Array(spelling.utf8), "\(name)")
+        }
+    }
+
+    @Test(arguments: [nil, "daily reward", String(repeating: "é", count: 300)] as [String?])
+    func writtenDetailsAreHeldAsTheSameDetailsAppended(_ reason: String?) {
+        let profile = ProfileID(high: 0x1234, low: 0x5678, tag: 0x9A)
+        var details: [EventDetail] = [
+            EventDetail("transaction_id", .string("vct_12_0")), EventDetail("currency", .string("COINS")),
+            EventDetail("amount", .int(-250)), EventDetail("balance", .int(2_000_000_000)),
+            EventDetail("source", .string("transaction")), EventDetail("ref", .string("key-1")),
+        ]
+        if let reason { details.append(EventDetail("reason", .string(reason))) }
+        var appended = EventLog()
+        appended.append(Event(cursor: 12, index: 0, type: .virtualCurrencyTransaction, profileID: profile,
+                              customerUserID: "user-1", atMs: 99, details: details))
+        var written = EventLog()
+        written.append(cursor: 12, index: 0, type: .virtualCurrencyTransaction, profileID: profile, customerUserID: "user-1",
+                       atMs: 99) { held in
+            held.count(reason == nil ? 6 : 7)
+            held.string(.transactionID, "vct_12_0")
+            held.string(.currency, "COINS")
+            held.int(.amount, -250)
+            held.int(.balance, 2_000_000_000)
+            held.string(.source, "transaction")
+            held.string(.ref, "key-1")
+            if let reason { held.string(.reason, reason) }
+        }
+        #expect(written.detailBytesHeld == appended.detailBytesHeld)
+        #expect(written == appended)
+        #expect(written[0].details == details)
+    }
+}

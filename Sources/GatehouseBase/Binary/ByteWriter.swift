@@ -15,6 +15,17 @@ public struct ByteWriter: Sendable {
         storage.reserveCapacity(capacity)
     }
 
+    /// Writes on after the bytes of `bytes`, which it takes over (left empty): no copy.
+    @inlinable public init(adopting bytes: inout [UInt8]) {
+        storage = []
+        swap(&storage, &bytes)
+    }
+
+    /// The bytes written, taken out of the writer without a copy.
+    @inlinable public consuming func takeBytes() -> [UInt8] {
+        storage
+    }
+
     @inlinable public var count: Int { storage.count }
 
     @inlinable public mutating func writeUInt8(_ value: UInt8) {

@@ -16,6 +16,16 @@ enum EventDetailNames {
         "currency", "amount", "balance", "source", "ref",
     ].map { Array($0.utf8) }
 
+    /// Names the rules write without spelling them (``HeldDetailsWriter``): each is its place in
+    /// ``names`` (a test holds the two together).
+    enum Known: UInt8, CaseIterable {
+        case store, productID, originalTransactionID, transactionID, expiresMs, periodType, environment, entitlement,
+            reason, mergedFrom, transferredFrom, transferredTo, originalTransactionIDs, currency, amount, balance, source, ref
+
+        /// The byte that stands for the name in the held form.
+        var code: UInt8 { EventDetailNames.firstPlace + rawValue }
+    }
+
     /// The places of the names of each length: interning compares a name with the one or two
     /// names of its length, not with all of them.
     private static let placesByLength: [[Int]] = {
@@ -24,7 +34,7 @@ enum EventDetailNames {
         return table
     }()
 
-    private static let firstPlace: UInt8 = 0x80
+    fileprivate static let firstPlace: UInt8 = 0x80
     private static let longName: UInt8 = 0xFF
 
     /// Appends the in-memory form of `packed` (checked details) to `memory`.

@@ -65,6 +65,23 @@ public struct EventLog: Sendable {
                              detailsEnd: detailBytes.count, profileID: event.profileID, type: event.type, index: event.index))
     }
 
+    /// Adds the newest event, its details written by `details` straight into the held form: the
+    /// events the rules record most (a balance change's, on every `currency.transact` and every
+    /// replayed one) skip building the details as values, packing them and interning the packed
+    /// form. The bytes are the same as ``append(_:)`` holds for the same details.
+    mutating func append(cursor: UInt64, index: UInt32, type: EventType, profileID: ProfileID?, customerUserID: String?,
+                         atMs: Int64, details: (inout HeldDetailsWriter) -> Void)
+    {
+        if let last = entries.last {
+            precondition((last.cursor, last.index) < (cursor, index), "event \(cursor)_\(index) after \(last.cursor)_\(last.index)")
+        }
+        var writer = HeldDetailsWriter(adopting: &detailBytes)
+        details(&writer)
+        detailBytes = writer.finish()
+        entries.append(Entry(customerUserID: customerUserID, cursor: cursor, atMs: atMs, detailsEnd: detailBytes.count,
+                             profileID: profileID, type: type, index: index))
+    }
+
     /// Room for `count` events without growing the entries (the details still grow as they come).
     public mutating func reserveCapacity(_ count: Int) {
         entries.reserveCapacity(count)
@@ -208,5 +225,36 @@ extension EventLog: Equatable {
     /// The same events in the same order, however their details lie in memory.
     public static func == (lhs: EventLog, rhs: EventLog) -> Bool {
         lhs.elementsEqual(rhs)
+    }
+}
+
+/// Writes one event's details in the feed's held form (``EventDetailNames``): the count, then
+/// per detail its name's code, the kind byte and the value, as ``EventDetailCoding`` packs them.
+struct HeldDetailsWriter {
+    private var writer: ByteWriter
+
+    /// Takes over `bytes` (left empty until ``finish()`` hands them back grown).
+    init(adopting bytes: inout [UInt8]) {
+        writer = ByteWriter(adopting: &bytes)
+    }
+
+    mutating func count(_ count: Int) {
+        writer.writeVarUInt(UInt64(count))
+    }
+
+    mutating func string(_ name: EventDetailNames.Known, _ value: String) {
+        writer.writeUInt8(name.code)
+        writer.writeUInt8(EventDetailCoding.DetailKind.string.rawValue)
+        writer.writeString(value)
+    }
+
+    mutating func int(_ name: EventDetailNames.Known, _ value: Int64) {
+        writer.writeUInt8(name.code)
+        writer.writeUInt8(EventDetailCoding.DetailKind.int.rawValue)
+        writer.writeVarInt(value)
+    }
+
+    consuming func finish() -> [UInt8] {
+        writer.takeBytes()
     }
 }

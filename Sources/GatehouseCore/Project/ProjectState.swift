@@ -338,19 +338,22 @@ public struct ProjectState: Sendable, Equatable {
         let transactionID = CurrencyLedger.transactionID(sequence: sequence, index: counters.movements)
         counters.movements += 1
         guard let entry = currencies.record(movement, for: id, transactionID: transactionID, atMs: atMs) else { return 0 }
-        var details: [EventDetail] = [
-            EventDetail("transaction_id", .string(entry.transactionID)),
-            EventDetail("currency", .string(movement.currency)),
-            EventDetail("amount", .int(entry.amount)),
-            EventDetail("balance", .int(entry.balance)),
-            EventDetail("source", .string(entry.source.rawValue)),
-            EventDetail("ref", .string(entry.ref)),
-        ]
-        if let reason = movement.reason { details.append(EventDetail("reason", .string(reason))) }
         // The profile is found once, for its cursor and the event's customer user id.
         let (marked, customerUserID) = profiles.markReadingCustomerUserID(id, [.currencies], at: sequence)
         if marked { counters.changed.insert(id) }
-        record(.virtualCurrencyTransaction, id, customerUserID: customerUserID, details, atMs: atMs, counters: &counters)
+        // Its event's details go straight into the feed (what `record` would hold for them).
+        events.append(cursor: sequence, index: UInt32(counters.events), type: .virtualCurrencyTransaction, profileID: id,
+                      customerUserID: customerUserID, atMs: atMs) { details in
+            details.count(movement.reason == nil ? 6 : 7)
+            details.string(.transactionID, entry.transactionID)
+            details.string(.currency, movement.currency)
+            details.int(.amount, entry.amount)
+            details.int(.balance, entry.balance)
+            details.string(.source, entry.source.rawValue)
+            details.string(.ref, entry.ref)
+            if let reason = movement.reason { details.string(.reason, reason) }
+        }
+        counters.events += 1
         return entry.amount
     }
 
@@ -382,14 +385,7 @@ public struct ProjectState: Sendable, Equatable {
     private mutating func record(_ type: EventType, _ id: ProfileID?, _ details: [EventDetail], atMs: Int64,
                                  counters: inout BatchCounters)
     {
-        record(type, id, customerUserID: id.flatMap { profiles.customerUserID(of: $0) }, details, atMs: atMs,
-               counters: &counters)
-    }
-
-    /// Appends one event whose profile's customer user id the caller already read.
-    private mutating func record(_ type: EventType, _ id: ProfileID?, customerUserID: String?, _ details: [EventDetail],
-                                 atMs: Int64, counters: inout BatchCounters)
-    {
+        let customerUserID = id.flatMap { profiles.customerUserID(of: $0) }
         events.append(Event(cursor: sequence, index: UInt32(counters.events), type: type, profileID: id,
                             customerUserID: customerUserID, atMs: atMs, details: details))
         counters.events += 1
