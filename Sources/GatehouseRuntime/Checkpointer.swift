@@ -103,7 +103,7 @@ public actor Checkpointer {
         let started = ContinuousClock.now
         // Encoding a big state takes seconds of every core: it runs on the snapshot thread too.
         let written = try await io.run {
-            try SnapshotFile.write(path: path, header: header, body: StateCoding.encode(state), fileSystem: fileSystem)
+            try SnapshotFile.write(path: path, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
         }
         retained[project.incarnation] = [RetainedSnapshot(file: file, lsn: lsn)] + previous.prefix(1)
         lastSnapshotMs = registry.clock.nowMs()

@@ -33,7 +33,7 @@ extension Engine {
         let fileSystem = self.fileSystem
         do {
             let written = try await io.run {
-                try SnapshotFile.write(path: target, header: header, body: StateCoding.encode(state), fileSystem: fileSystem)
+                try SnapshotFile.write(path: target, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
             }
             registry.logger.info("tenant.exported", metadata: ["project": "\(id)", "path": "\(target)", "bytes": "\(written.bytes)"])
             return Committed(TenantExport(path: target, cursor: state.sequence, profiles: state.profiles.count, bytes: written.bytes,
@@ -107,7 +107,7 @@ extension Engine {
         let fileSystem = self.fileSystem
         do {
             _ = try await io.run {
-                try SnapshotFile.write(path: path, header: header, body: StateCoding.encode(state), fileSystem: fileSystem)
+                try SnapshotFile.write(path: path, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
             }
         } catch {
             throw GatehouseError(.internal, "cannot stage the restored state: \(error)")

@@ -329,23 +329,6 @@ enum StateCoding {
         return [table.bytes] + parts
     }
 
-    /// The snapshot body of `state` compressed for
-    /// `SnapshotFile.write(path:header:compressedParts:fileSystem:)`: each section compressed by
-    /// the core that encoded it, as soon as it is encoded, so a core done with the cheaper
-    /// sections compresses them while the other still encodes the costliest; then the table.
-    /// Blocks like ``encode(_:)``.
-    static func encodeCompressed(_ state: ProjectState) -> [SnapshotFile.CompressedPart] {
-        guard state.profiles.count >= parallelEncodingProfiles else { return [SnapshotFile.compress(encode(state))] }
-        let parts = SectionJobs.run(sections.count, costliestFirst: encodingOrder) { number in
-            var writer = ByteWriter(capacity: 1 << 16)
-            sections[number](state, &writer)
-            return SnapshotFile.compress(writer.bytes)
-        }
-        var table = ByteWriter(capacity: 64)
-        writeTable(lengths: parts.map(\.count), into: &table)
-        return [SnapshotFile.compress(table.bytes)] + parts
-    }
-
     /// Decodes a whole snapshot body and checks the config it carries is valid, so a tampered or
     /// damaged file cannot install a state the rules would never have produced. A big version 3
     /// body decodes its sections side by side: call it from a thread of your own.

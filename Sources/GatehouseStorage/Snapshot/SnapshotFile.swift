@@ -13,6 +13,8 @@ public enum SnapshotFile {
     static let headerBytes = 64
     static let chunkHeaderBytes = 16
     static let footerBytes = 32
+    /// zlib's memory level for chunks (see ``Deflater``).
+    static let chunkMemoryLevel: Int32 = 9
     /// Raw bytes per chunk.
     public static let chunkBytes = 1 << 20
     /// Readers refuse chunks declaring more raw bytes than this.
@@ -108,7 +110,7 @@ public enum SnapshotFile {
 
     /// Compresses `part` chunk by chunk on the calling thread.
     public static func compress(_ part: [UInt8]) -> CompressedPart {
-        let deflater = Deflater()
+        let deflater = Deflater(memoryLevel: chunkMemoryLevel)
         let chunks = part.withUnsafeBytes { raw in
             stride(from: 0, to: raw.count, by: chunkBytes).map { start in
                 encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
@@ -122,7 +124,7 @@ public enum SnapshotFile {
         let places = parts.indices.flatMap { part in
             stride(from: 0, to: parts[part].count, by: chunkBytes).map { (part: part, start: $0) }
         }
-        let chunks = Parallel.map(places.count, makeContext: { Deflater() }) { deflater, index -> EncodedChunk in
+        let chunks = Parallel.map(places.count, makeContext: { Deflater(memoryLevel: chunkMemoryLevel) }) { deflater, index -> EncodedChunk in
             let (part, start) = places[index]
             return parts[part].withUnsafeBytes { raw in
                 encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
