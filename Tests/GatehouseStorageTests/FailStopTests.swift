@@ -53,6 +53,9 @@ import Glibc
     @Test func aFailedWriteStopsTheLog() async throws {
         let disk = FaultyFileSystem()
         let opened = try openLog(disk)
+        // The housekeeper preallocates the next segment as the log opens: the failure is meant
+        // for the frame's write, so it waits until that preparation is done.
+        #expect(await eventually { opened.log.nextSegmentIsPrepared })
         disk.writeError = EIO
         let lsn = try opened.log.append(testRecord(1))
         await #expect(throws: StorageError.self) { try await opened.log.waitDurableOrFailure(lsn) }
@@ -64,6 +67,9 @@ import Glibc
     @Test func runningOutOfSpaceInsideAPreallocatedSegmentIsFatalNotReadOnly() async throws {
         let disk = FaultyFileSystem()
         let opened = try openLog(disk)
+        // The housekeeper preallocates the next segment as the log opens: the failure is meant
+        // for the frame's write, so it waits until that preparation is done.
+        #expect(await eventually { opened.log.nextSegmentIsPrepared })
         disk.writeError = ENOSPC
         let lsn = try opened.log.append(testRecord(1))
         await #expect(throws: StorageError.self) { try await opened.log.waitDurableOrFailure(lsn) }
@@ -195,4 +201,9 @@ import Glibc
         #expect(reopened.replayed.count == Int(queued))
         await reopened.log.close()
     }
+}
+
+extension WriteAheadLog {
+    /// Whether the housekeeper has the next segment preallocated.
+    var nextSegmentIsPrepared: Bool { shared.housekeeping.withLock { $0.prepared != nil } }
 }
