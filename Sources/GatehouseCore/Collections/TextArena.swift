@@ -44,18 +44,25 @@ struct TextArena: Sendable {
     /// The UTF-8 bytes of the string at `offset`, lent for the call.
     func withUTF8<Result>(at offset: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         try bytes.withUnsafeBufferPointer { all in
-            var length = 0
-            var shift = 0
-            var position = offset
-            while true {
-                let byte = all[position]
-                length |= Int(byte & 0x7F) << shift
-                position += 1
-                if byte < 0x80 { break }
-                shift += 7
-            }
-            return try body(UnsafeBufferPointer(rebasing: all[position..<(position + length)]))
+            let (start, length) = Self.place(at: offset, in: all)
+            return try body(UnsafeBufferPointer(rebasing: all[start..<(start + length)]))
         }
+    }
+
+    /// Where the bytes of the string at `offset` start, and how many there are (its length is
+    /// the LEB128 varint at `offset`).
+    private static func place(at offset: Int, in all: UnsafeBufferPointer<UInt8>) -> (start: Int, length: Int) {
+        var length = 0
+        var shift = 0
+        var position = offset
+        while true {
+            let byte = all[position]
+            length |= Int(byte & 0x7F) << shift
+            position += 1
+            if byte < 0x80 { break }
+            shift += 7
+        }
+        return (position, length)
     }
 
     func string(at offset: Int) -> String {
@@ -81,19 +88,10 @@ extension TextArena {
             var lengths = [Int](repeating: 0, count: offsets.count)
             var allASCII = true
             for (position, offset) in offsets.enumerated() {
-                var length = 0
-                var shift = 0
-                var cursor = offset
-                while true {
-                    let byte = all[cursor]
-                    length |= Int(byte & 0x7F) << shift
-                    cursor += 1
-                    if byte < 0x80 { break }
-                    shift += 7
-                }
-                starts[position] = cursor
+                let (start, length) = Self.place(at: offset, in: all)
+                starts[position] = start
                 lengths[position] = length
-                if allASCII, !UnsafeBufferPointer(rebasing: all[cursor..<cursor + length]).allSatisfy({ $0 < 0x80 }) {
+                if allASCII, !UnsafeBufferPointer(rebasing: all[start..<start + length]).allSatisfy({ $0 < 0x80 }) {
                     allASCII = false
                 }
             }
