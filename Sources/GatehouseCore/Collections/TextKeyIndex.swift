@@ -1,16 +1,14 @@
 /// A hash index from `String` keys kept in a ``TextArena`` to positions in an array its owner
-/// keeps: open addressing with linear probing over 8-byte buckets (32 hash bits above, the
-/// position + 1 below; 0 is empty). Growing moves buckets by the hash bits they keep, never
-/// reading or hashing a key again; a `[String: Value]` rehashes every key with SipHash at each
-/// doubling.
+/// keeps, over ``PositionBuckets``: growing never reads or hashes a key again, where a
+/// `[String: Value]` rehashes every key with SipHash at each doubling.
 ///
 /// Keys compare as `String`s do (canonical equivalence): a key of ASCII bytes (every key in
 /// practice) is hashed over its bytes; any other is hashed as the ASCII key it equals, if one
 /// exists, else with `String`'s own hash, and compared as a `String` wherever bytes differ.
 struct TextKeyIndex: Sendable {
-    /// Empty, or a power of two long.
-    private var buckets: [UInt64] = []
-    private(set) var count = 0
+    private var buckets = PositionBuckets()
+
+    var count: Int { buckets.count }
 
     init() {}
 
@@ -19,84 +17,29 @@ struct TextKeyIndex: Sendable {
     func find(_ key: String, _ utf8: UnsafeBufferPointer<UInt8>, hash: UInt32, in text: TextArena, keyAt: (Int) -> Int)
         -> (position: Int?, bucket: Int)
     {
-        guard !buckets.isEmpty else { return (nil, 0) }
-        let mask = buckets.count - 1
-        var bucket = Int(hash) & mask
-        while true {
-            let entry = buckets[bucket]
-            if entry == 0 { return (nil, bucket) }
-            if UInt32(truncatingIfNeeded: entry >> 32) == hash {
-                let position = Int(UInt32(truncatingIfNeeded: entry)) - 1
-                if Self.keyEquals(text, keyAt(position), key, utf8) { return (position, bucket) }
-            }
-            bucket = (bucket + 1) & mask
-        }
+        buckets.find(hash: hash) { Self.keyEquals(text, keyAt($0), key, utf8) }
     }
 
     /// Indexes `position` under `hash` in `bucket`, the empty bucket ``find`` answered for its
     /// key (or anywhere, when `bucket` is nil).
     mutating func insert(hash: UInt32, position: Int, at bucket: Int?) {
-        precondition(position >= 0 && position < Int(UInt32.max), "position \(position) out of range")
-        let entry = UInt64(hash) << 32 | UInt64(position + 1)
-        count += 1
-        if let bucket, count * 4 <= buckets.count * 3 {
-            buckets[bucket] = entry
-            return
-        }
-        if count * 4 > buckets.count * 3 { resize(to: Swift.max(16, buckets.count * 2)) }
-        place(entry)
+        buckets.insert(hash: hash, position: position, at: bucket)
     }
 
-    /// Forgets `position`, indexed under `hash`; the entries after it in its probe run move back
-    /// (no tombstones).
+    /// Forgets `position`, indexed under `hash`.
     mutating func remove(position: Int, hash: UInt32) {
-        let mask = buckets.count - 1
-        var hole = Int(hash) & mask
-        while buckets[hole] & 0xFFFF_FFFF != UInt64(position + 1) {
-            precondition(buckets[hole] != 0, "position \(position) is not indexed")
-            hole = (hole + 1) & mask
-        }
-        var next = (hole + 1) & mask
-        while buckets[next] != 0 {
-            let home = Int(UInt32(truncatingIfNeeded: buckets[next] >> 32)) & mask
-            if (next - home) & mask >= (next - hole) & mask {
-                buckets[hole] = buckets[next]
-                hole = next
-            }
-            next = (next + 1) & mask
-        }
-        buckets[hole] = 0
-        count -= 1
+        buckets.remove(position: position, hash: hash)
     }
 
     /// Every position moves down by `offset` (the owner dropped that many elements, none of them
     /// indexed, from the front of its array).
     mutating func shiftPositions(down offset: Int) {
-        let delta = UInt64(offset)
-        for bucket in buckets.indices where buckets[bucket] != 0 {
-            precondition(buckets[bucket] & 0xFFFF_FFFF > delta, "a dropped position is still indexed")
-            buckets[bucket] -= delta
-        }
+        buckets.shiftPositions(down: offset)
     }
 
     /// Sized for `count` keys without growing.
     mutating func reserveCapacity(_ count: Int) {
-        var size = Swift.max(16, buckets.count)
-        while count * 4 > size * 3 { size *= 2 }
-        if size > buckets.count { resize(to: size) }
-    }
-
-    private mutating func place(_ entry: UInt64) {
-        let mask = buckets.count - 1
-        var bucket = Int(UInt32(truncatingIfNeeded: entry >> 32)) & mask
-        while buckets[bucket] != 0 { bucket = (bucket + 1) & mask }
-        buckets[bucket] = entry
-    }
-
-    private mutating func resize(to size: Int) {
-        let old = buckets
-        buckets = [UInt64](repeating: 0, count: size)
-        for entry in old where entry != 0 { place(entry) }
+        buckets.reserveCapacity(count)
     }
 
     // MARK: Keys
