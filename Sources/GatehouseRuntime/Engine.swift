@@ -167,10 +167,6 @@ struct RecoveryState {
         }
     }
 
-    mutating func apply(lsn: LSN, record: WALRecord) throws {
-        try apply(lsn: lsn, try Self.decode(lsn: lsn, record: record))
-    }
-
     /// Applies one decoded record, in log order.
     mutating func apply(lsn: LSN, _ decoded: RuntimeRecord) throws {
         nextIncarnation = max(nextIncarnation, decoded.incarnation + 1)
