@@ -14,6 +14,8 @@ final class WALFlusher: @unchecked Sendable {
     private var unsyncedBytes = 0
     private var writtenLSN: LSN
     private var lastSyncTime = MonotonicTime.now()
+    /// How long the last fdatasync took (``gatherLateAppends(into:)``).
+    private var lastSyncNanoseconds: UInt64 = 0
 
     init(shared: WALShared, segment: OpenSegment) {
         self.shared = shared
@@ -46,7 +48,9 @@ final class WALFlusher: @unchecked Sendable {
             }
             do throws(FlusherError) {
                 switch work {
-                case .write(let appends): try write(appends)
+                case .write(var appends):
+                    gatherLateAppends(into: &appends)
+                    try write(appends)
                 case .tick: try syncIfDue()
                 case .close:
                     try syncNow()
@@ -60,6 +64,38 @@ final class WALFlusher: @unchecked Sendable {
         }
         finish()
     }
+
+    /// Under `always`, while writes come back to back, waits a moment for the rest of a burst
+    /// before writing: what arrives while a frame syncs is written together at the next, but
+    /// the first append after a sync would otherwise start a frame of its own while the others
+    /// of its burst (the next loop turn's requests) arrive just behind it, and wait a whole
+    /// sync. Waits while appends keep coming (each within `burstGap` of the last), for at most
+    /// a quarter of the last sync's duration; never when the log was idle for longer than a sync.
+    private func gatherLateAppends(into appends: inout [PendingAppend]) {
+        guard options.policy == .always, lastSyncNanoseconds > 0,
+            MonotonicTime.now() &- lastSyncTime < lastSyncNanoseconds
+        else { return }
+        let deadline = MonotonicTime.now() + min(lastSyncNanoseconds / 4, Self.gatherNanosecondsMax)
+        while true {
+            let now = MonotonicTime.now()
+            guard now < deadline else { return }
+            let more = shared.core.withLock(
+                waitingUntil: { !$0.pending.isEmpty || $0.closing || $0.failure != nil },
+                timeout: .nanoseconds(Int64(min(Self.burstGapNanoseconds, deadline - now)))
+            ) { state -> [PendingAppend] in
+                guard state.failure == nil, !state.closing else { return [] }
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard !more.isEmpty else { return }
+            appends.append(contentsOf: more)
+        }
+    }
+
+    /// The longest ``gatherLateAppends(into:)`` waits, whatever a sync costs.
+    private static let gatherNanosecondsMax: UInt64 = 250_000
+    /// A pause between appends this long ends a burst.
+    private static let burstGapNanoseconds: UInt64 = 30_000
 
     /// Under `everysec`, wake up when the next sync falls due.
     private func syncTimeout() -> Duration? {
@@ -142,6 +178,7 @@ final class WALFlusher: @unchecked Sendable {
         }
         let finished = MonotonicTime.now()
         lastSyncTime = finished
+        lastSyncNanoseconds = finished &- started
         unsyncedBytes = 0
         let took = Duration.nanoseconds(Int64(finished &- started))
         let synced = writtenLSN

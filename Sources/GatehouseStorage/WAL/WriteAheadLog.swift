@@ -77,9 +77,16 @@ public final class WriteAheadLog: Sendable {
         return (WriteAheadLog(shared: shared), report)
     }
 
-    /// Queues one record; returns its LSN.
-    public func append(_ record: LogRecord) throws(StorageError) -> LSN {
-        try append([record])
+    /// Queues one record; returns its LSN. `wakingFlusher: false` leaves the flusher asleep
+    /// until ``wakeFlusher()`` (or another append) wakes it: a caller appending a run of records
+    /// lets them start their write together rather than the first one alone.
+    public func append(_ record: LogRecord, wakingFlusher: Bool = true) throws(StorageError) -> LSN {
+        try append([record], wakingFlusher: wakingFlusher)
+    }
+
+    /// Wakes the flusher for what was appended with `wakingFlusher: false`.
+    public func wakeFlusher() {
+        shared.core.broadcast()
     }
 
     /// Queues records that must be atomic together: they go into one frame. Returns the last
@@ -89,7 +96,7 @@ public final class WriteAheadLog: Sendable {
     /// Throws before queuing anything: `readOnly` when free space is under the reserve,
     /// `failed` after a fatal error, `closed` after `close`, `recordTooLarge` when the records
     /// exceed `frameBytesMax`, `busy` when more than `pendingBytesMax` is waiting for the disk.
-    public func append(_ records: [LogRecord]) throws(StorageError) -> LSN {
+    public func append(_ records: [LogRecord], wakingFlusher: Bool = true) throws(StorageError) -> LSN {
         if records.isEmpty { return lastLSN }
         var bytes = 0
         for record in records { bytes += record.encodedByteCount }
@@ -113,7 +120,7 @@ public final class WriteAheadLog: Sendable {
             state.pendingRecords += records.count
             return state.nextLSN - 1
         }
-        shared.core.broadcast()
+        if wakingFlusher { shared.core.broadcast() }
         return lastLSN
     }
 
