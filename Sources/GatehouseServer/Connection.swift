@@ -18,6 +18,17 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (Connection) -> Void = { _ in }
     private let inbox: ConnectionInbox
+    /// Where this loop's project steps gather for the end of the turn.
+    private let laneBatch: LaneBatch
+    /// Deferred requests go one of two ways: the project's lane or the inbox. Only one way is
+    /// in use at a time (a single lane at that), so the connection's order holds: a request for
+    /// the other way waits in `held` until what is in flight has answered.
+    private var inboxInFlight = 0
+    private var laneInFlight = 0
+    private var laneInUse: ProjectLane?
+    /// Requests (and their slots) waiting for those in flight, oldest first.
+    private var held: [(slot: UInt64, request: Request, operation: Operation)] = []
+    private var heldHead = 0
     private var framer: LineFramer
     private var answers = SlotQueue()
     private var output: [UInt8] = []
@@ -37,10 +48,11 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private(set) var isClosed = false
     private(set) var lastActivityNanoseconds: UInt64
 
-    init(id: UInt64, socket: Socket, loop: EventLoop, core: ServerCore) {
+    init(id: UInt64, socket: Socket, loop: EventLoop, laneBatch: LaneBatch, core: ServerCore) {
         self.id = id
         self.socket = socket
         self.loop = loop
+        self.laneBatch = laneBatch
         self.core = core
         self.framer = LineFramer(maxLineBytes: core.configuration.lineBytesMax)
         // Pushes come from the log's thread; they reach this connection through its loop.
@@ -162,14 +174,73 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                 switch outcome {
                 case .answer(let bytes):
                     answer(bytes)
-                case .deferred(let request):
+                case .deferred(let request, let operation):
                     let slot = answers.reserve()
-                    inbox.submit(request, session: session) { [self] bytes in
-                        loop.execute { self.complete(slot, with: bytes) }
+                    if heldHead < held.count || !dispatch(request, operation, slot: slot) {
+                        held.append((slot, request, operation))
                     }
                 }
             }
         }
+    }
+
+    /// Hands a deferred request on, or answers `false` when it must wait for what is in flight.
+    ///
+    /// While the inbox has requests, more follow them there: the inbox runs them in order, and
+    /// one of them may change the session (`hello`). Otherwise the session is settled and the
+    /// request can be routed: a project step joins the lane already in use (or any, with
+    /// nothing in flight); a request for the inbox waits for the lane's answers.
+    private func dispatch(_ request: Request, _ operation: Operation, slot: UInt64) -> Bool {
+        if inboxInFlight > 0 {
+            submitToInbox(request, slot: slot)
+            return true
+        }
+        switch core.route(request, operation, session: session) {
+        case .answer(let bytes):
+            answers.fill(slot, with: bytes)
+            answers.drainReady(into: &output)
+        case .lane(let lane, let principal, let step):
+            guard laneInFlight == 0 || laneInUse === lane else { return false }
+            laneInFlight += 1
+            laneInUse = lane
+            laneBatch.add(LaneJob(connection: self, slot: slot, requestID: request.id, principal: principal, step: step), to: lane)
+        case .inbox:
+            guard laneInFlight == 0 else { return false }
+            submitToInbox(request, slot: slot)
+        }
+        return true
+    }
+
+    private func submitToInbox(_ request: Request, slot: UInt64) {
+        inboxInFlight += 1
+        inbox.submit(request, session: session) { [self] bytes in
+            loop.execute {
+                self.inboxInFlight -= 1
+                self.complete(slot, with: bytes)
+            }
+        }
+    }
+
+    /// What waited for the requests in flight goes on, in order, as far as it can.
+    private func dispatchHeld() {
+        while heldHead < held.count {
+            let next = held[heldHead]
+            guard dispatch(next.request, next.operation, slot: next.slot) else { return }
+            heldHead += 1
+        }
+        held.removeAll(keepingCapacity: true)
+        heldHead = 0
+    }
+
+    /// A project step's outcome arrives (on the loop's thread).
+    func finish(_ outcome: LaneOutcome) {
+        laneInFlight -= 1
+        if laneInFlight == 0 { laneInUse = nil }
+        let bytes = switch outcome.result {
+        case .success(let reply): Answer.success(id: outcome.requestID, reply.result)
+        case .failure(let error): Answer.failure(id: outcome.requestID, error)
+        }
+        complete(outcome.slot, with: bytes)
     }
 
     private func answer(_ bytes: [UInt8]) {
@@ -201,6 +272,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         guard !isClosed else { return }
         answers.fill(slot, with: bytes)
         answers.drainReady(into: &output)
+        if heldHead < held.count { dispatchHeld() }
         guard !flushScheduled else { return }
         flushScheduled = true
         loop.atEndOfTurn { [self] in

@@ -7,8 +7,19 @@ import GatehouseWire
 enum LineOutcome {
     /// Answered on the spot: errors, `hello`, and operations cheap enough for the loop thread.
     case answer([UInt8])
-    /// To be run in order on the connection's inbox.
-    case deferred(Request)
+    /// To be run after the connection's earlier requests (``ServerCore/route(_:_:session:)``
+    /// says how, once those that could change the session have run).
+    case deferred(Request, Operation)
+}
+
+/// How a deferred request runs.
+enum RequestRoute {
+    /// Answered already: refused before it ran (bad fields, a role that may not run it).
+    case answer([UInt8])
+    /// A project op's step, for the project's lane.
+    case lane(ProjectLane, Principal, ProjectStep)
+    /// On the connection's inbox.
+    case inbox
 }
 
 extension ServerCore {
@@ -25,7 +36,7 @@ extension ServerCore {
         guard let operation = operations[request.op] else {
             return .answer(Answer.failure(id: request.id, unknownOp(request.op)))
         }
-        guard canRunInline else { return .deferred(request) }
+        guard canRunInline else { return .deferred(request, operation) }
         switch operation.body {
         case .session(let body):
             return answer(request) { () throws(GatehouseError) in try body(request, session, self) }
@@ -39,11 +50,13 @@ extension ServerCore {
             } catch {
                 return .answer(Answer.failure(id: request.id, error))
             }
-            return .deferred(request)
+            return .deferred(request, operation)
+        case .project:
+            return .deferred(request, operation)
         case .fast(let inline, _):
             do {
                 let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
-                guard let result = try inline(context) else { return .deferred(request) }
+                guard let result = try inline(context) else { return .deferred(request, operation) }
                 return .answer(Answer.success(id: request.id, result))
             } catch {
                 return .answer(Answer.failure(id: request.id, error))
@@ -51,8 +64,22 @@ extension ServerCore {
         }
     }
 
-    /// Runs a deferred request, in order with the connection's others. Answers its bytes and
-    /// the log position that must be durable before they are sent.
+    /// Where a deferred request goes. Called once every earlier request of the connection that
+    /// could change its session has run: the checks and the step's fields see the session the
+    /// request runs under.
+    func route(_ request: Request, _ operation: Operation, session: Session) -> RequestRoute {
+        guard case .project(let prepare) = operation.body else { return .inbox }
+        do {
+            let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
+            let step = try prepare(context)
+            return .lane(lanes.lane(for: context.project), context.principal, step)
+        } catch {
+            return .answer(Answer.failure(id: request.id, error))
+        }
+    }
+
+    /// Runs a deferred request on the connection's inbox, in order with the connection's
+    /// others. Answers its bytes and the log position that must be durable before they are sent.
     func run(_ request: Request, session: Session) async -> (answer: [UInt8], durableAt: LSN?) {
         guard let operation = operations[request.op] else {
             return (Answer.failure(id: request.id, unknownOp(request.op)), nil)
@@ -66,6 +93,10 @@ extension ServerCore {
                 reply = Reply(try body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)))
             case .async(let body), .fast(_, let body):
                 reply = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session))
+            case .project(let prepare):
+                let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
+                let step = try prepare(context)
+                reply = try await context.project.perform { project in Result { () throws(GatehouseError) in try step(project) } }.get()
             }
             return (Answer.success(id: request.id, reply.result), reply.durableAt)
         } catch {
@@ -92,7 +123,7 @@ extension ServerCore {
             throw GatehouseError(.unauthenticated, "say hello with a key first")
         }
         guard principal.isCurrent else {
-            throw GatehouseError(.unauthenticated, "the key of this session was rotated or its project deleted; say hello again")
+            throw Session.staleKeyError
         }
         guard operation.roles.contains(principal.role) else {
             throw GatehouseError(.forbidden, "role \(principal.role.rawValue) may not run \(operation.name)")

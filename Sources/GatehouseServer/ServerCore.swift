@@ -16,6 +16,8 @@ final class ServerCore: Sendable {
     /// Verifies App Store signed data against the configured roots; built once, shared by every
     /// connection (it holds only read-only state).
     let appStoreVerifier: AppStoreVerifier
+    /// Each project's way in for project ops (``ProjectLane``).
+    let lanes: ProjectLanes
 
     init(
         configuration: ServerConfiguration, engine: Engine, manualClock: ManualServerClock?, logger: Logger,
@@ -24,6 +26,7 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.appStoreVerifier = appStoreVerifier
         self.engine = engine
+        self.lanes = ProjectLanes(log: engine.log)
         self.manualClock = manualClock
         self.stats = ServerStats(startedNanoseconds: EventLoop.monotonicNanoseconds())
         self.logger = logger

@@ -7,12 +7,14 @@ import GatehouseWire
 final class ServerLoop: @unchecked Sendable {
     let loop: EventLoop
     private let core: ServerCore
+    private let laneBatch: LaneBatch
     private var connections: [UInt64: Connection] = [:]
     private var shuttingDown = false
 
     init(loop: EventLoop, core: ServerCore) {
         self.loop = loop
         self.core = core
+        self.laneBatch = LaneBatch(loop: loop)
     }
 
     /// Starts the loop's housekeeping: idle and lingering connections are closed.
@@ -37,7 +39,7 @@ final class ServerLoop: @unchecked Sendable {
             core.stats.connectionClosed()
             return
         }
-        let connection = Connection(id: id, socket: socket, loop: loop, core: core)
+        let connection = Connection(id: id, socket: socket, loop: loop, laneBatch: laneBatch, core: core)
         connection.onClose = { [self] closed in
             connections[closed.id] = nil
             core.stats.connectionClosed()

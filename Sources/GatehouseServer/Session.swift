@@ -1,3 +1,4 @@
+import GatehouseCore
 public import GatehouseRuntime
 import Synchronization
 
@@ -19,6 +20,11 @@ public final class Session: Sendable {
 
     public var current: Principal? {
         principal.withLock { $0 }
+    }
+
+    /// What a request gets when the session's key was rotated or its project deleted since `hello`.
+    static var staleKeyError: GatehouseError {
+        GatehouseError(.unauthenticated, "the key of this session was rotated or its project deleted; say hello again")
     }
 
     /// A new `hello`: the watches made under the previous key end.

@@ -7,7 +7,7 @@ import GatehouseWire
 enum CurrencyOperations {
     static let all: [Operation] = [transact, history]
 
-    static let transact = Operation(name: "currency.transact", roles: [.server], body: .async { context throws(GatehouseError) in
+    static let transact = Operation(name: "currency.transact", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
         let lookup = try profileLookup(fields)
         let currency = try fields.string("currency")
@@ -15,18 +15,22 @@ enum CurrencyOperations {
         guard amount != 0 else { throw GatehouseError.badField("amount", "must not be 0 (credit > 0, debit < 0)") }
         let key = try fields.string("idempotency_key", length: ProjectState.idempotencyKeyCharacters)
         let reason = try fields.optionalString("reason", length: 1...ProjectState.transactionReasonCharactersMax)
-        let outcome = try await context.project.transact(lookup, currency: currency, amount: amount, key: key, reason: reason)
-        return Reply(["balance": .int(outcome.value.balance), "transaction_id": .string(outcome.value.transactionID)],
-                     after: outcome.lsn)
+        return { project throws(GatehouseError) in
+            let outcome = try project.transact(lookup, currency: currency, amount: amount, key: key, reason: reason)
+            return Reply(["balance": .int(outcome.value.balance), "transaction_id": .string(outcome.value.transactionID)],
+                         after: outcome.lsn)
+        }
     })
 
-    static let history = Operation(name: "currency.history", roles: [.server], body: .async { context throws(GatehouseError) in
+    static let history = Operation(name: "currency.history", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
         let lookup = try profileLookup(fields)
         let currency = try fields.string("currency")
         let limit = try fields.optionalInt("limit", in: 1...1000) ?? 100
-        let entries = try await context.project.currencyHistory(lookup, currency: currency, limit: Int(limit))
-        return Reply(["entries": .array(entries.value.map(entry))], after: entries.lsn)
+        return { project throws(GatehouseError) in
+            let entries = try project.currencyHistory(lookup, currency: currency, limit: Int(limit))
+            return Reply(["entries": .array(entries.value.map(entry))], after: entries.lsn)
+        }
     })
 
     /// `profile_id`, or for a backend `customer_user_id` instead.

@@ -16,6 +16,11 @@ struct Operation: Sendable {
         case inline(@Sendable (OperationContext) throws(GatehouseError) -> JSONObject)
         /// Runs on the connection's inbox, typically inside a project's actor.
         case async(@Sendable (OperationContext) async throws(GatehouseError) -> Reply)
+        /// Reads and checks the request's fields where it was read (`prepare`), then runs the
+        /// ``ProjectStep`` it answers inside the principal's project: on the project's lane,
+        /// with the other steps that reached the project in the same loop turns, in one visit
+        /// of the actor (see ``ProjectLane``).
+        case project(_ prepare: @Sendable (OperationContext) throws(GatehouseError) -> ProjectStep)
         /// Tries to answer on the loop thread from published state (`nil`: it cannot), and
         /// otherwise runs like `async`.
         case fast(
@@ -23,6 +28,9 @@ struct Operation: Sendable {
             slow: @Sendable (OperationContext) async throws(GatehouseError) -> Reply)
     }
 }
+
+/// The part of a project op that runs inside the project's actor.
+typealias ProjectStep = @Sendable (isolated Project) throws(GatehouseError) -> Reply
 
 /// An answer, and the log position that must be durable before it may go out: the change it
 /// reports, or for a read the last change it reflects (DESIGN.md: no read shows a write that

@@ -1,0 +1,185 @@
+import GatehouseCore
+import GatehousePosix
+import GatehouseRuntime
+import GatehouseStorage
+import GatehouseWire
+import Synchronization
+
+/// A project op's step on its way into the project's actor, with where its answer goes.
+struct LaneJob: Sendable {
+    let connection: Connection
+    let slot: UInt64
+    let requestID: JSONValue
+    /// Checked again inside the actor: a key rotated (or a project deleted) after the request
+    /// was read ends it as it would have ended a request run on the inbox.
+    let principal: Principal
+    let step: ProjectStep
+}
+
+/// What became of a ``LaneJob``, on its way back to its connection.
+struct LaneOutcome: Sendable {
+    let connection: Connection
+    let slot: UInt64
+    let requestID: JSONValue
+    let result: Result<Reply, GatehouseError>
+}
+
+/// The way into one project's actor for the project ops of every connection (``Operation/Body/project``).
+///
+/// Loops hand over the steps a turn read, together (``LaneBatch``); one task runs what has
+/// gathered in rounds, each round one visit of the actor (``Project/perform(_:)``), so the
+/// price of a hop is shared by every request of the round instead of paid twice by each. The
+/// round's changes start their write together, and its answers go back to each loop in one
+/// task once the log is durable up to the last change of the round.
+///
+/// Steps run in the order they were handed over, which keeps each connection's own order: a
+/// connection hands a step over only when everything it has in flight is on this lane too.
+final class ProjectLane: Sendable {
+    let project: Project
+    private let log: WriteAheadLog
+    private let state = Mutex(State())
+
+    private struct State {
+        var jobs: [LaneJob] = []
+        var running = false
+    }
+
+    /// At most this many steps in one visit of the actor, so other work queued on it (a
+    /// snapshot's capture, a timer) is not kept waiting behind a long backlog.
+    static let roundJobsMax = 1024
+
+    init(project: Project, log: WriteAheadLog) {
+        self.project = project
+        self.log = log
+    }
+
+    /// Queues steps (from a loop thread); a task starts if none is running.
+    func submit(_ jobs: [LaneJob]) {
+        let mustStart = state.withLock { state -> Bool in
+            state.jobs.append(contentsOf: jobs)
+            if state.running { return false }
+            state.running = true
+            return true
+        }
+        if mustStart {
+            Task { await self.drain() }
+        }
+    }
+
+    private func drain() async {
+        while let jobs = takeRound() {
+            let outcomes = await project.perform { project in Self.run(jobs, in: project) }
+            deliver(outcomes.outcomes, after: outcomes.durableAt)
+        }
+    }
+
+    /// The steps of the next round, oldest first, or `nil` (and no longer running) when there are none.
+    private func takeRound() -> [LaneJob]? {
+        state.withLock { state in
+            if state.jobs.isEmpty {
+                state.running = false
+                return nil
+            }
+            if state.jobs.count <= Self.roundJobsMax {
+                defer { state.jobs.removeAll(keepingCapacity: true) }
+                return state.jobs
+            }
+            defer { state.jobs.removeFirst(Self.roundJobsMax) }
+            return Array(state.jobs.prefix(Self.roundJobsMax))
+        }
+    }
+
+    private static func run(_ jobs: [LaneJob], in project: isolated Project) -> (outcomes: [LaneOutcome], durableAt: LSN) {
+        var outcomes: [LaneOutcome] = []
+        outcomes.reserveCapacity(jobs.count)
+        var durableAt: LSN = 0
+        for job in jobs {
+            let result: Result<Reply, GatehouseError>
+            if job.principal.isCurrent {
+                result = Result { () throws(GatehouseError) in try job.step(project) }
+            } else {
+                result = .failure(Session.staleKeyError)
+            }
+            if case .success(let reply) = result, let lsn = reply.durableAt { durableAt = max(durableAt, lsn) }
+            outcomes.append(LaneOutcome(connection: job.connection, slot: job.slot, requestID: job.requestID, result: result))
+        }
+        return (outcomes, durableAt)
+    }
+
+    /// Sends the round's answers to their loops once the log is durable up to `lsn`: every
+    /// answer of the round waits for the round's last change, which shares its sync.
+    private func deliver(_ outcomes: [LaneOutcome], after lsn: LSN) {
+        guard lsn > 0 else { return Self.send(outcomes) }
+        log.whenDurable(lsn) { Self.send(outcomes) }
+    }
+
+    /// One task per loop carries that loop's answers.
+    private static func send(_ outcomes: [LaneOutcome]) {
+        var byLoop: [(loop: EventLoop, outcomes: [LaneOutcome])] = []
+        for outcome in outcomes {
+            let loop = outcome.connection.loop
+            if let index = byLoop.firstIndex(where: { $0.loop === loop }) {
+                byLoop[index].outcomes.append(outcome)
+            } else {
+                byLoop.append((loop, [outcome]))
+            }
+        }
+        for (loop, outcomes) in byLoop {
+            loop.execute {
+                for outcome in outcomes { outcome.connection.finish(outcome) }
+            }
+        }
+    }
+}
+
+/// The steps one loop turn read, by project: handed to each project's lane together at the
+/// end of the turn. Confined to its loop's thread.
+final class LaneBatch {
+    private let loop: EventLoop
+    private var pending: [(lane: ProjectLane, jobs: [LaneJob])] = []
+    private var indexOfLane: [ObjectIdentifier: Int] = [:]
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    func add(_ job: LaneJob, to lane: ProjectLane) {
+        if pending.isEmpty {
+            loop.atEndOfTurn { [self] in submitAll() }
+        }
+        if let index = indexOfLane[ObjectIdentifier(lane)] {
+            pending[index].jobs.append(job)
+        } else {
+            indexOfLane[ObjectIdentifier(lane)] = pending.count
+            pending.append((lane, [job]))
+        }
+    }
+
+    private func submitAll() {
+        let batches = pending
+        pending = []
+        indexOfLane = [:]
+        for (lane, jobs) in batches { lane.submit(jobs) }
+    }
+}
+
+/// Every project's lane, made on first use. A lane keeps its project alive, so the lanes of
+/// deleted (or replaced) projects are dropped whenever a new lane is made.
+final class ProjectLanes: Sendable {
+    private let log: WriteAheadLog
+    private let lanes = Mutex<[ObjectIdentifier: ProjectLane]>([:])
+
+    init(log: WriteAheadLog) {
+        self.log = log
+    }
+
+    func lane(for project: Project) -> ProjectLane {
+        lanes.withLock { lanes in
+            if let lane = lanes[ObjectIdentifier(project)] { return lane }
+            lanes = lanes.filter { !$0.value.project.published.isDeleted }
+            let lane = ProjectLane(project: project, log: log)
+            lanes[ObjectIdentifier(project)] = lane
+            return lane
+        }
+    }
+}
