@@ -74,7 +74,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Starts the loop on a thread of its own.
     public func start() {
-        let started = OSThread.start { self.run() }
+        let started = OSThread.start(named: name) { self.run() }
         thread.withLock { $0 = started }
     }
 

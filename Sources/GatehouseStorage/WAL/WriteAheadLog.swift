@@ -63,9 +63,9 @@ public final class WriteAheadLog: Sendable {
         let shared = WALShared(files: files, logger: logger, onFatal: onFatal, databaseID: tail.databaseID, core: core)
         let housekeeper = WALHousekeeper(shared: shared)
         housekeeper.checkFreeSpace()
-        OSThread.detached { housekeeper.run() }
+        OSThread.detached(named: "wal-housekeeper") { housekeeper.run() }
         let flusher = WALFlusher(shared: shared, segment: tail.segment)
-        OSThread.detached { flusher.run() }
+        OSThread.detached(named: "wal-flusher") { flusher.run() }
         logger.info(
             "wal.opened",
             metadata: [
