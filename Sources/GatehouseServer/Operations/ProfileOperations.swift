@@ -6,16 +6,19 @@ import GatehouseWire
 enum ProfileOperations {
     static let all: [Operation] = [create, get, identify, logout, attributes, delete, events]
 
-    static let create = Operation(name: "profile.create", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+    static let create = Operation(name: "profile.create", roles: [.sdk, .server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let outcome = try await context.project.createProfile(
-            customerUserID: try fields.optionalString("customer_user_id"), token: try token(fields, "app_account_token"))
-        var result = document(outcome.value.view, context)
-        result.append("created", .bool(outcome.value.created))
-        return Reply(result, after: outcome.lsn)
+        let customerUserID = try fields.optionalString("customer_user_id")
+        let token = try token(fields, "app_account_token")
+        return { project throws(GatehouseError) in
+            let outcome = try project.createProfile(customerUserID: customerUserID, token: token)
+            var result = document(outcome.value.view, context)
+            result.append("created", .bool(outcome.value.created))
+            return Reply(result, after: outcome.lsn)
+        }
     })
 
-    static let get = Operation(name: "profile.get", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+    static let get = Operation(name: "profile.get", roles: [.sdk, .server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
         let lookup: ProfileLookup
         if fields.has("profile_id") {
@@ -33,28 +36,36 @@ enum ProfileOperations {
         } else {
             throw GatehouseError.badField("profile_id", "is required")
         }
-        let view = try await context.project.profile(lookup)
-        return Reply(document(view.value, context, attributes: context.principal.role == .server), after: view.lsn)
+        return { project throws(GatehouseError) in
+            let view = try project.profile(lookup)
+            return Reply(document(view.value, context, attributes: context.principal.role == .server), after: view.lsn)
+        }
     })
 
-    static let identify = Operation(name: "profile.identify", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+    static let identify = Operation(name: "profile.identify", roles: [.sdk, .server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let outcome = try await context.project.identify(
-            profile: try profileID(fields), customerUserID: try fields.string("customer_user_id"),
-            token: try token(fields, "app_account_token"))
-        var result = document(outcome.value.view, context)
-        result.append("switched", .bool(outcome.value.switched))
-        result.append("merged_from", .array(outcome.value.mergedFrom.map { .string($0.description) }))
-        return Reply(result, after: outcome.lsn)
+        let id = try profileID(fields)
+        let customerUserID = try fields.string("customer_user_id")
+        let token = try token(fields, "app_account_token")
+        return { project throws(GatehouseError) in
+            let outcome = try project.identify(profile: id, customerUserID: customerUserID, token: token)
+            var result = document(outcome.value.view, context)
+            result.append("switched", .bool(outcome.value.switched))
+            result.append("merged_from", .array(outcome.value.mergedFrom.map { .string($0.description) }))
+            return Reply(result, after: outcome.lsn)
+        }
     })
 
-    static let logout = Operation(name: "profile.logout", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
-        let outcome = try await context.project.logout(profile: try profileID(context.fields))
-        return Reply(document(outcome.value.view, context), after: outcome.lsn)
+    static let logout = Operation(name: "profile.logout", roles: [.sdk, .server], body: .project { context throws(GatehouseError) in
+        let id = try profileID(context.fields)
+        return { project throws(GatehouseError) in
+            let outcome = try project.logout(profile: id)
+            return Reply(document(outcome.value.view, context), after: outcome.lsn)
+        }
     })
 
     /// SDKs may write attributes; only the secret key reads them back.
-    static let attributes = Operation(name: "profile.attributes", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+    static let attributes = Operation(name: "profile.attributes", roles: [.sdk, .server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
         let id = try profileID(fields)
         let object = try fields.object("attributes")
@@ -66,22 +77,26 @@ enum ProfileOperations {
             default: throw GatehouseError.badField("attributes.\(member.key)", "expected a string or null, got \(member.value.typeName)")
             }
         }
-        let updated = try await context.project.updateAttributes(profile: id, updates)
-        guard context.principal.role == .server else { return Reply([:], after: updated.lsn) }
-        return Reply(["attributes": ProfileDocument.attributes(updated.value)], after: updated.lsn)
+        return { [updates] project throws(GatehouseError) in
+            let updated = try project.updateAttributes(profile: id, updates)
+            guard context.principal.role == .server else { return Reply([:], after: updated.lsn) }
+            return Reply(["attributes": ProfileDocument.attributes(updated.value)], after: updated.lsn)
+        }
     })
 
-    static let delete = Operation(name: "profile.delete", roles: [.server], body: .async { context throws(GatehouseError) in
-        let lsn = try await context.project.deleteProfile(try profileID(context.fields))
-        return Reply(["deleted": true], after: lsn)
+    static let delete = Operation(name: "profile.delete", roles: [.server], body: .project { context throws(GatehouseError) in
+        let id = try profileID(context.fields)
+        return { project throws(GatehouseError) in Reply(["deleted": true], after: try project.deleteProfile(id)) }
     })
 
-    static let events = Operation(name: "events", roles: [.server], body: .async { context throws(GatehouseError) in
+    static let events = Operation(name: "events", roles: [.server], body: .project { context throws(GatehouseError) in
         let cursor = try context.fields.optionalInt("cursor", in: 0...Int64.max) ?? 0
         let limit = try context.fields.optionalInt("limit", in: 1...1000) ?? 100
-        let page = await context.project.events(after: UInt64(cursor), limit: Int(limit))
-        let last = page.value.last?.cursor ?? UInt64(cursor)
-        return Reply(["events": .array(page.value.map(EventDocument.json)), "cursor": .int(Int64(last))], after: page.lsn)
+        return { project in
+            let page = project.events(after: UInt64(cursor), limit: Int(limit))
+            let last = page.value.last?.cursor ?? UInt64(cursor)
+            return Reply(["events": .array(page.value.map(EventDocument.json)), "cursor": .int(Int64(last))], after: page.lsn)
+        }
     })
 
     // MARK: Parameters

@@ -77,21 +77,26 @@ enum PurchaseOperations {
         ], after: outcome.lsn)
     })
 
-    static let grant = Operation(name: "entitlement.grant", roles: [.server], body: .async { context throws(GatehouseError) in
+    static let grant = Operation(name: "entitlement.grant", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
         let id = try ProfileOperations.profileID(fields)
         let entitlement = try fields.string("entitlement")
         guard fields.object["expires_ms"] != nil else { throw GatehouseError.badField("expires_ms", "is required (null: for life)") }
         let expiresMs = try fields.optionalInt("expires_ms", in: 0...(Int64(1) << 53))
-        let outcome = try await context.project.grantEntitlement(profile: id, entitlement: entitlement, expiresMs: expiresMs)
-        return Reply(document(outcome.value, context), after: outcome.lsn)
+        return { project throws(GatehouseError) in
+            let outcome = try project.grantEntitlement(profile: id, entitlement: entitlement, expiresMs: expiresMs)
+            return Reply(document(outcome.value, context), after: outcome.lsn)
+        }
     })
 
-    static let revoke = Operation(name: "entitlement.revoke", roles: [.server], body: .async { context throws(GatehouseError) in
+    static let revoke = Operation(name: "entitlement.revoke", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let outcome = try await context.project.revokeEntitlement(
-            profile: try ProfileOperations.profileID(fields), entitlement: try fields.string("entitlement"))
-        return Reply(document(outcome.value, context), after: outcome.lsn)
+        let id = try ProfileOperations.profileID(fields)
+        let entitlement = try fields.string("entitlement")
+        return { project throws(GatehouseError) in
+            let outcome = try project.revokeEntitlement(profile: id, entitlement: entitlement)
+            return Reply(document(outcome.value, context), after: outcome.lsn)
+        }
     })
 
     private static func document(_ outcome: PurchaseOutcome, _ context: OperationContext) -> JSONObject {
