@@ -37,6 +37,7 @@ struct LaneOutcome: Sendable {
 final class ProjectLane: Sendable {
     let project: Project
     private let log: WriteAheadLog
+    private let stats: ServerStats
     private let state = Mutex(State())
 
     private struct State {
@@ -48,9 +49,10 @@ final class ProjectLane: Sendable {
     /// snapshot's capture, a timer) is not kept waiting behind a long backlog.
     static let roundJobsMax = 1024
 
-    init(project: Project, log: WriteAheadLog) {
+    init(project: Project, log: WriteAheadLog, stats: ServerStats) {
         self.project = project
         self.log = log
+        self.stats = stats
     }
 
     /// Queues steps (from a loop thread); a task starts if none is running.
@@ -69,6 +71,7 @@ final class ProjectLane: Sendable {
     private func drain() async {
         while let jobs = takeRound() {
             let outcomes = await project.perform { project in Self.run(jobs, in: project) }
+            stats.laneRoundRan(steps: jobs.count)
             deliver(outcomes.outcomes, after: outcomes.durableAt)
         }
     }
@@ -167,17 +170,19 @@ final class LaneBatch {
 /// deleted (or replaced) projects are dropped whenever a new lane is made.
 final class ProjectLanes: Sendable {
     private let log: WriteAheadLog
+    private let stats: ServerStats
     private let lanes = Mutex<[ObjectIdentifier: ProjectLane]>([:])
 
-    init(log: WriteAheadLog) {
+    init(log: WriteAheadLog, stats: ServerStats) {
         self.log = log
+        self.stats = stats
     }
 
     func lane(for project: Project) -> ProjectLane {
         lanes.withLock { lanes in
             if let lane = lanes[ObjectIdentifier(project)] { return lane }
             lanes = lanes.filter { !$0.value.project.published.isDeleted }
-            let lane = ProjectLane(project: project, log: log)
+            let lane = ProjectLane(project: project, log: log, stats: stats)
             lanes[ObjectIdentifier(project)] = lane
             return lane
         }

@@ -26,9 +26,9 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.appStoreVerifier = appStoreVerifier
         self.engine = engine
-        self.lanes = ProjectLanes(log: engine.log)
         self.manualClock = manualClock
         self.stats = ServerStats(startedNanoseconds: EventLoop.monotonicNanoseconds())
+        self.lanes = ProjectLanes(log: engine.log, stats: stats)
         self.logger = logger
         self.operations = Dictionary(uniqueKeysWithValues: Operations.all.map { ($0.name, $0) })
     }

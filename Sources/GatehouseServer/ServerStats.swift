@@ -9,6 +9,8 @@ final class ServerStats: Sendable {
     private let requestCount = Atomic<Int>(0)
     private let lastSecondRequests = Atomic<Int>(0)
     private let requestsAtLastSample = Atomic<Int>(0)
+    private let laneRoundCount = Atomic<Int>(0)
+    private let laneStepCount = Atomic<Int>(0)
 
     init(startedNanoseconds: UInt64) {
         self.startedNanoseconds = startedNanoseconds
@@ -18,6 +20,10 @@ final class ServerStats: Sendable {
     var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
     var rejectedConnections: Int { rejected.load(ordering: .relaxed) }
     var requests: Int { requestCount.load(ordering: .relaxed) }
+    /// Visits of project actors by their lanes, and the steps they ran (``ProjectLane``): how
+    /// many requests share a visit.
+    var laneRounds: Int { laneRoundCount.load(ordering: .relaxed) }
+    var laneSteps: Int { laneStepCount.load(ordering: .relaxed) }
     /// Requests in the last whole second.
     var requestsPerSecond: Int { lastSecondRequests.load(ordering: .relaxed) }
 
@@ -39,6 +45,11 @@ final class ServerStats: Sendable {
 
     func requestReceived() {
         requestCount.add(1, ordering: .relaxed)
+    }
+
+    func laneRoundRan(steps: Int) {
+        laneRoundCount.add(1, ordering: .relaxed)
+        laneStepCount.add(steps, ordering: .relaxed)
     }
 
     /// Called once a second.

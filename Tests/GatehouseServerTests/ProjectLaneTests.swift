@@ -130,6 +130,20 @@ import Testing
         }
     }
 
+    @Test func statsCountTheLaneStepsAndTheVisitsTheyShared() async throws {
+        try await withTestServer({ $0.testClock = true }) { server in
+            let c = try await C.make(server)
+            let (profile, _) = try await c.f.create()
+            let before = try #require(try await c.f.admin.call("server.stats").object("lanes"))
+            _ = try await Self.pipeline((1...30).map { Self.transact($0, profile, 1, key: "s\($0)") }, on: c.backend)
+            let after = try #require(try await c.f.admin.call("server.stats").object("lanes"))
+            let steps = (after.int("steps") ?? 0) - (before.int("steps") ?? 0)
+            let rounds = (after.int("rounds") ?? 0) - (before.int("rounds") ?? 0)
+            #expect(steps == 30, "every step counted once: \(before) → \(after)")
+            #expect((1...30).contains(rounds), "in at least one round, at most one each: \(before) → \(after)")
+        }
+    }
+
     @Test func manyConnectionsShareTheLaneWithoutLosingOrMixingWrites() async throws {
         try await withTestServer({ $0.testClock = true }) { server in
             let c = try await C.make(server)

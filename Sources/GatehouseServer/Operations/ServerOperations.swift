@@ -27,6 +27,7 @@ enum ServerOperations {
             "projects": .int(core.registry.projectCount),
             "requests": .int(stats.requests),
             "ops_per_second": .int(stats.requestsPerSecond),
+            "lanes": ["rounds": .int(stats.laneRounds), "steps": .int(stats.laneSteps)],
             "fsync": .string(core.configuration.fsync.rawValue),
             "storage": "wal",
             "wal_bytes": .int(Int64(wal.bytesOnDisk)),
