@@ -168,6 +168,14 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                 return
             case .line(let range):
                 core.stats.requestReceived()
+                if heldHead == held.count, inboxInFlight == 0,
+                    let quick = framer.withLine(range, { line in core.quickStep(line, session: session) }),
+                    laneInFlight == 0 || laneInUse === quick.lane
+                {
+                    let job = LaneJob(connection: self, slot: answers.reserve(), requestID: quick.id, principal: quick.principal, step: quick.step)
+                    handOver(job, to: quick.lane)
+                    continue
+                }
                 let outcome = framer.withLine(range) { line in
                     core.handleLine(line, session: session, canRunInline: answers.isEmpty)
                 }
@@ -201,14 +209,18 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             answers.drainReady(into: &output)
         case .lane(let lane, let principal, let step):
             guard laneInFlight == 0 || laneInUse === lane else { return false }
-            laneInFlight += 1
-            laneInUse = lane
-            laneBatch.add(LaneJob(connection: self, slot: slot, requestID: request.id, principal: principal, step: step), to: lane)
+            handOver(LaneJob(connection: self, slot: slot, requestID: request.id, principal: principal, step: step), to: lane)
         case .inbox:
             guard laneInFlight == 0 else { return false }
             submitToInbox(request, slot: slot)
         }
         return true
+    }
+
+    private func handOver(_ job: LaneJob, to lane: ProjectLane) {
+        laneInFlight += 1
+        laneInUse = lane
+        laneBatch.add(job, to: lane)
     }
 
     private func submitToInbox(_ request: Request, slot: UInt64) {

@@ -104,6 +104,19 @@ extension ServerCore {
         }
     }
 
+    /// The backend's hot write, `currency.transact`, read by ``TransactScan`` without the general
+    /// parser: only when the line is the plain shape it reads, the session may run the op, and
+    /// the op's checks pass. Anything else answers `nil` and takes the general road (which gives
+    /// the same step, or the error). The caller must know the session is settled (nothing that
+    /// could change it is still to run).
+    func quickStep(_ line: UnsafeRawBufferPointer, session: Session) -> (lane: ProjectLane, principal: Principal, id: JSONValue, step: ProjectStep)? {
+        guard let scan = TransactScan.scan(line), let principal = session.current, principal.isCurrent,
+            case .project(let project, _, _) = principal, CurrencyOperations.transact.roles.contains(principal.role),
+            let step = CurrencyOperations.transactStep(scan)
+        else { return nil }
+        return (lanes.lane(for: project), principal, scan.id, step)
+    }
+
     /// The SDK's poll, `sync` finding nothing changed, answered without the general parser or
     /// writer: only when the line is the plain shape ``SyncScan`` reads, the session may sync,
     /// and the project's board says nothing changed. Anything else answers `nil` and takes the

@@ -44,7 +44,7 @@ import Testing
                 expected += Int64(index + 1)
                 #expect(answer.int("balance") == expected, "\(answer)")
             }
-            try C.expectConsistent(try await c.history(.id(profile), limit: 100), balance: expected)
+            C.expectConsistent(try await c.history(.id(profile), limit: 100), balance: expected)
         }
     }
 
@@ -141,6 +141,53 @@ import Testing
             let rounds = (after.int("rounds") ?? 0) - (before.int("rounds") ?? 0)
             #expect(steps == 30, "every step counted once: \(before) → \(after)")
             #expect((1...30).contains(rounds), "in at least one round, at most one each: \(before) → \(after)")
+        }
+    }
+
+    /// A plain line is read by the quick reader (``TransactScan``); the same request with an
+    /// escaped letter takes the general parser. Both roads answer alike, refusals included.
+    @Test func theQuickReaderAndTheGeneralParserAnswerAlike() async throws {
+        try await withTestServer({ $0.testClock = true }) { server in
+            let c = try await C.make(server)
+            let (profile, _) = try await c.f.create()
+            // Each case twice: the plain line, then the same with an escaped letter in the currency.
+            let cases: [(amount: String, key: String, profile: String, reason: String?)] = [
+                ("5", "q1", profile, nil), ("-2", "q2", profile, "why"), ("0", "q3", profile, nil),
+                ("9999999999", "q4", profile, nil), ("1", String(repeating: "k", count: 129), profile, nil),
+                ("1", "q5", profile, ""), ("1", "q6", "gh_short", nil), ("1", "q1", profile, nil),
+            ]
+            var lines: [String] = []
+            for item in cases {
+                for currency in ["COINS", #"COIN\u0053"#] {
+                    let reason = item.reason.map { #","reason":"\#($0)""# } ?? ""
+                    lines.append(#"{"id":\#(lines.count + 1),"op":"currency.transact","profile_id":"\#(item.profile)","currency":"\#(currency)","amount":\#(item.amount),"idempotency_key":"\#(item.key)"\#(reason)}"#)
+                }
+            }
+            let answers = try await Self.pipeline(lines, on: c.backend).map(C.withoutID)
+            // The credits: 5 then the same key replayed, -2 then its replay.
+            #expect(answers[0].int("balance") == 5)
+            #expect(answers[1] == answers[0], "the same key answers the first answer: \(answers[1])")
+            #expect(answers[2].int("balance") == 3)
+            #expect(answers[3] == answers[2])
+            // Each refusal is the same on both roads, and a bad request.
+            for index in stride(from: 4, to: 14, by: 2) {
+                #expect(answers[index].errorCode == .badRequest, "\(lines[index]) → \(answers[index])")
+                #expect(answers[index] == answers[index + 1], "\(lines[index])")
+            }
+            // A key used before for another request is a conflict on both roads.
+            #expect(answers[14].errorCode == .conflict)
+            #expect(answers[14] == answers[15])
+            C.expectConsistent(try await c.history(.id(profile)), balance: 3)
+        }
+    }
+
+    @Test func theQuickReaderLeavesARoleThatMayNotTransactToTheGeneralRefusal() async throws {
+        try await withTestServer({ $0.testClock = true }) { server in
+            let c = try await C.make(server)
+            let (profile, _) = try await c.f.create()
+            let answers = try await Self.pipeline([Self.transact(1, profile, 5, key: "a")], on: c.f.sdk)
+            #expect(answers[0].errorCode == .forbidden)
+            #expect(try await c.history(.id(profile)).isEmpty)
         }
     }
 

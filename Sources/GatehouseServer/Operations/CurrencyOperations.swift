@@ -11,16 +11,35 @@ enum CurrencyOperations {
         let fields = context.fields
         let lookup = try profileLookup(fields)
         let currency = try fields.string("currency")
-        let amount = try fields.int("amount", in: -CurrencyLedger.balanceMax...CurrencyLedger.balanceMax)
+        let amount = try fields.int("amount", in: amounts)
         guard amount != 0 else { throw GatehouseError.badField("amount", "must not be 0 (credit > 0, debit < 0)") }
         let key = try fields.string("idempotency_key", length: ProjectState.idempotencyKeyCharacters)
-        let reason = try fields.optionalString("reason", length: 1...ProjectState.transactionReasonCharactersMax)
+        let reason = try fields.optionalString("reason", length: reasonLengths)
+        return transactStep(lookup, currency: currency, amount: amount, key: key, reason: reason)
+    })
+
+    private static let amounts = -CurrencyLedger.balanceMax...CurrencyLedger.balanceMax
+    private static let reasonLengths = 1...ProjectState.transactionReasonCharactersMax
+
+    /// The step of a `currency.transact` that ``TransactScan`` read, or `nil` when the op's checks
+    /// would refuse it: the general road then answers the error.
+    static func transactStep(_ scan: TransactScan) -> ProjectStep? {
+        guard let id = ProfileID(parsing: scan.profileID), scan.amount != 0, amounts.contains(scan.amount),
+            ProjectState.idempotencyKeyCharacters.contains(scan.idempotencyKey.count),
+            scan.reason.map({ reasonLengths.contains($0.count) }) ?? true
+        else { return nil }
+        return transactStep(.id(id), currency: scan.currency, amount: scan.amount, key: scan.idempotencyKey, reason: scan.reason)
+    }
+
+    private static func transactStep(_ lookup: ProfileLookup, currency: String, amount: Int64, key: String, reason: String?)
+        -> ProjectStep
+    {
         return { project throws(GatehouseError) in
             let outcome = try project.transact(lookup, currency: currency, amount: amount, key: key, reason: reason)
             return Reply(["balance": .int(outcome.value.balance), "transaction_id": .string(outcome.value.transactionID)],
                          after: outcome.lsn)
         }
-    })
+    }
 
     static let history = Operation(name: "currency.history", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
