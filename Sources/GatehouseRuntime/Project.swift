@@ -179,7 +179,8 @@ public actor Project {
     /// Arms the timer for the next deadline unless it is armed for it already. A clock that only
     /// moves when told to (`--test-clock`) gets a timer only for what is due now.
     private func armExpiryTimer() {
-        guard !published.isDeleted, !frozen, let next = state.purchases.nextDeadlineMs else {
+        // Read through `peek`: `state.purchases` read off the stored state copies the whole book.
+        guard !published.isDeleted, !frozen, let next = peek({ $0.purchases.nextDeadlineMs }) else {
             expiryTimer?.cancel()
             expiryTimer = nil
             expiryTimerDeadlineMs = nil
