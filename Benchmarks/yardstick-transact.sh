@@ -16,7 +16,14 @@ OUT=$($B/gatehouse call --connect 127.0.0.1:7431 --key $KEY '{"op":"project.crea
 SECRET=$(echo "$OUT" | python3 -c 'import sys,json; print(json.loads(sys.stdin.readline())["keys"]["secret"])')
 $B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET '{"op":"config.put","config":{"currencies":[{"code":"COINS"}]}}' >/dev/null
 PID=$($B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET '{"op":"profile.create"}' | python3 -c 'import sys,json; print(json.loads(sys.stdin.readline())["profile"]["profile_id"])')
-for P in 1 16; do echo "gatehouse currency.transact always P=$P"; /tmp/lineload -h 127.0.0.1 -p 7431 -c 50 -P $P -d 5 -s "{\"op\":\"hello\",\"key\":\"$SECRET\"}" -r "{\"op\":\"currency.transact\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"amount\":1,\"idempotency_key\":\"p$P-{n}\"}" 2>&1 | tail -2; done
+# Requests per sync and per visit of the project's actor, from server.stats around each run.
+stats() { $B/gatehouse call --connect 127.0.0.1:7431 --key $KEY '{"op":"server.stats"}'; }
+for P in 1 16; do
+  echo "gatehouse currency.transact always P=$P"
+  BEFORE=$(stats)
+  /tmp/lineload -h 127.0.0.1 -p 7431 -c 50 -P $P -d 5 -s "{\"op\":\"hello\",\"key\":\"$SECRET\"}" -r "{\"op\":\"currency.transact\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"amount\":1,\"idempotency_key\":\"p$P-{n}\"}" 2>&1 | tail -2
+  python3 -c 'import sys,json; a,b=(json.loads(x) for x in sys.argv[1:3]); s=b["wal"]["syncs"]-a["wal"]["syncs"]; r=b["lanes"]["rounds"]-a["lanes"]["rounds"]; n=b["lanes"]["steps"]-a["lanes"]["steps"]; print(f"  syncs={s} lane rounds={r} steps={n}: {n/max(s,1):.1f} requests a sync, {n/max(r,1):.1f} a visit of the actor")' "$BEFORE" "$(stats)"
+done
 $B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET "{\"op\":\"profile.get\",\"profile_id\":\"$PID\"}" | cut -c1-80
 $B/gatehouse call --connect 127.0.0.1:7431 --key $SECRET "{\"op\":\"currency.history\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"limit\":1}" | cut -c1-200
 kill $pid; wait $pid 2>/dev/null; rm -rf /tmp/gh-yard
