@@ -244,8 +244,9 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         heldHead = 0
     }
 
-    /// A project step's outcome arrives (on the loop's thread).
-    func finish(_ outcome: LaneOutcome) {
+    /// A project step's outcome arrives (on the loop's thread). `writingNow`: the answers ready
+    /// are written at once rather than at the end of the turn.
+    func finish(_ outcome: LaneOutcome, writingNow: Bool) {
         laneInFlight -= 1
         if laneInFlight == 0 { laneInUse = nil }
         let bytes = switch outcome.result {
@@ -253,6 +254,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         case .failure(let error): Answer.failure(id: outcome.requestID, error)
         }
         complete(outcome.slot, with: bytes)
+        if writingNow { flush() }
     }
 
     private func answer(_ bytes: [UInt8]) {

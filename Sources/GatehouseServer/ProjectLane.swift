@@ -116,7 +116,9 @@ final class ProjectLane: Sendable {
         log.whenDurable(lsn) { Self.send(outcomes) }
     }
 
-    /// One task per loop carries that loop's answers.
+    /// One task per loop carries that loop's answers. Each connection writes its answers as soon
+    /// as its last one of the round is in, so the first clients can send their next requests
+    /// while the loop is still writing to the others.
     private static func send(_ outcomes: [LaneOutcome]) {
         var byLoop: [(loop: EventLoop, outcomes: [LaneOutcome])] = []
         for outcome in outcomes {
@@ -129,7 +131,12 @@ final class ProjectLane: Sendable {
         }
         for (loop, outcomes) in byLoop {
             loop.execute {
-                for outcome in outcomes { outcome.connection.finish(outcome) }
+                var lastOfConnection = Set<ObjectIdentifier>()
+                var isLast = [Bool](repeating: false, count: outcomes.count)
+                for index in outcomes.indices.reversed() {
+                    isLast[index] = lastOfConnection.insert(ObjectIdentifier(outcomes[index].connection)).inserted
+                }
+                for (outcome, last) in zip(outcomes, isLast) { outcome.connection.finish(outcome, writingNow: last) }
             }
         }
     }
@@ -146,15 +153,26 @@ final class LaneBatch {
         self.loop = loop
     }
 
+    /// A lane's steps are handed over as soon as this many have gathered in a turn, so the actor
+    /// starts on them while the loop is still reading the rest.
+    static let handOverCount = 32
+
     func add(_ job: LaneJob, to lane: ProjectLane) {
         if pending.isEmpty {
             loop.atEndOfTurn { [self] in submitAll() }
         }
-        if let index = indexOfLane[ObjectIdentifier(lane)] {
+        let index: Int
+        if let known = indexOfLane[ObjectIdentifier(lane)] {
+            index = known
             pending[index].jobs.append(job)
         } else {
-            indexOfLane[ObjectIdentifier(lane)] = pending.count
+            index = pending.count
+            indexOfLane[ObjectIdentifier(lane)] = index
             pending.append((lane, [job]))
+        }
+        if pending[index].jobs.count >= Self.handOverCount {
+            lane.submit(pending[index].jobs)
+            pending[index].jobs.removeAll(keepingCapacity: true)
         }
     }
 
@@ -162,7 +180,7 @@ final class LaneBatch {
         let batches = pending
         pending = []
         indexOfLane = [:]
-        for (lane, jobs) in batches { lane.submit(jobs) }
+        for (lane, jobs) in batches where !jobs.isEmpty { lane.submit(jobs) }
     }
 }
 
