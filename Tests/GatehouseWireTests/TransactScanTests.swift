@@ -1,3 +1,4 @@
+import GatehouseCore
 import GatehouseWire
 import Testing
 
@@ -8,13 +9,13 @@ import Testing
         Array(line.utf8).withUnsafeBytes { TransactScan.scan($0) }
     }
 
-    private static let profile = "gh_AAAAAAAAAAAAAAAAAAAAAAAAAA"
+    private static let profile = ProfileID(high: 0x0123_4567_89AB_CDEF, low: 0xFEDC_BA98_7654_3210, tag: 0x00AB_CDEF).description
 
     @Test func readsEveryMemberInAnyOrderWithSpaces() throws {
         let line = #" { "reason" : "bonus", "amount":-250 ,"idempotency_key":"k-1","currency":"COINS","profile_id":"\#(Self.profile)","op":"currency.transact","id":7 } "#
         let scan = try #require(Self.scan(line))
         #expect(scan.id == .int(7))
-        #expect(scan.profileID == Self.profile)
+        #expect(scan.profileID.description == Self.profile)
         #expect(scan.currency == "COINS")
         #expect(scan.amount == -250)
         #expect(scan.idempotencyKey == "k-1")
@@ -31,6 +32,8 @@ import Testing
     }
 
     @Test(arguments: [
+        // A profile id that is not one.
+        #"{"op":"currency.transact","profile_id":"gh_short","currency":"C","amount":1,"idempotency_key":"k"}"#,
         // Another op, or none.
         #"{"op":"currency.history","profile_id":"P","currency":"C","amount":1,"idempotency_key":"k"}"#,
         #"{"profile_id":"P","currency":"C","amount":1,"idempotency_key":"k"}"#,
@@ -56,6 +59,13 @@ import Testing
         #"["op"]"#,
     ])
     func anyOtherShapeIsLeftToTheGeneralParser(_ line: String) {
-        #expect(Self.scan(line) == nil)
+        let withID = line.split(separator: "\"P\"", omittingEmptySubsequences: false).joined(separator: "\"\(Self.profile)\"")
+        #expect(Self.scan(withID) == nil)
+    }
+
+    @Test func theShapesRefusedAboveAreReadOnceMadePlain() {
+        // The control for the cases above: the plain line with the same profile id is read.
+        let line = #"{"op":"currency.transact","profile_id":"\#(Self.profile)","currency":"C","amount":1,"idempotency_key":"k"}"#
+        #expect(Self.scan(line) != nil)
     }
 }

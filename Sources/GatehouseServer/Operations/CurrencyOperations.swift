@@ -24,11 +24,11 @@ enum CurrencyOperations {
     /// The step of a `currency.transact` that ``TransactScan`` read, or `nil` when the op's checks
     /// would refuse it: the general road then answers the error.
     static func transactStep(_ scan: TransactScan) -> ProjectStep? {
-        guard let id = ProfileID(parsing: scan.profileID), scan.amount != 0, amounts.contains(scan.amount),
+        guard scan.amount != 0, amounts.contains(scan.amount),
             ProjectState.idempotencyKeyCharacters.contains(scan.idempotencyKey.count),
             scan.reason.map({ reasonLengths.contains($0.count) }) ?? true
         else { return nil }
-        return transactStep(.id(id), currency: scan.currency, amount: scan.amount, key: scan.idempotencyKey, reason: scan.reason)
+        return transactStep(.id(scan.profileID), currency: scan.currency, amount: scan.amount, key: scan.idempotencyKey, reason: scan.reason)
     }
 
     private static func transactStep(_ lookup: ProfileLookup, currency: String, amount: Int64, key: String, reason: String?)

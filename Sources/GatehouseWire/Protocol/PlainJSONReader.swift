@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads the plain shapes the purpose-built request scanners (``SyncScan``, ``TransactScan``)
 /// recognize: punctuation with spaces around it, strings of printable ASCII without escapes,
 /// and integers without fraction or exponent. Anything else answers `nil`, and the scanner
@@ -27,8 +31,9 @@ struct PlainJSONReader {
 
     func matches(_ range: Range<Int>, _ literal: [UInt8]) -> Bool {
         guard range.count == literal.count else { return false }
-        for (offset, byte) in literal.enumerated() where bytes[range.lowerBound + offset] != byte { return false }
-        return true
+        return literal.withUnsafeBytes { literal in
+            memcmp(bytes.baseAddress! + range.lowerBound, literal.baseAddress!, literal.count) == 0
+        }
     }
 
     /// A string of printable ASCII with no escapes; answers its content's range.

@@ -1,15 +1,17 @@
+public import GatehouseCore
+
 /// A purpose-built reader for the backend's hot write, `currency.transact` naming a profile by
 /// id: `{"id":…,"op":"currency.transact","profile_id":"gh_…","currency":"…","amount":<integer>,
 /// "idempotency_key":"…","reason":"…"}` with `id` and `reason` optional, the members in any
 /// order and spaces allowed around the punctuation. Like ``SyncScan`` it only recognizes: any
 /// other shape (escapes, other members, duplicates, `customer_user_id`, a non-integer amount)
-/// answers `nil`, and the line takes the general parser's road. What it reads is not yet
-/// checked against the op's rules (lengths, ranges); the caller does that, or takes the general
-/// road for the error.
+/// answers `nil`, and the line takes the general parser's road. So does a `profile_id` that is
+/// not a profile id. The rest of what it reads is not yet checked against the op's rules
+/// (lengths, ranges); the caller does that, or takes the general road for the error.
 public struct TransactScan: Sendable {
     /// The request's `id` as the general parser reads it (`null` when there is none).
     public let id: JSONValue
-    public let profileID: String
+    public let profileID: ProfileID
     public let currency: String
     public let amount: Int64
     public let idempotencyKey: String
@@ -52,10 +54,11 @@ public struct TransactScan: Sendable {
                 return nil
             }
         } while reader.take(UInt8(ascii: ","))
-        guard reader.take(UInt8(ascii: "}")), reader.atEndAfterSpaces, sawOp, let profile, let currency, let amount, let key
+        guard reader.take(UInt8(ascii: "}")), reader.atEndAfterSpaces, sawOp, let profile, let currency, let amount, let key,
+            let profileID = ProfileID(utf8: UnsafeRawBufferPointer(rebasing: line[profile]))
         else { return nil }
         return TransactScan(
-            id: id ?? .null, profileID: reader.string(profile), currency: reader.string(currency), amount: amount,
+            id: id ?? .null, profileID: profileID, currency: reader.string(currency), amount: amount,
             idempotencyKey: reader.string(key), reason: reason.map { reader.string($0) })
     }
 
