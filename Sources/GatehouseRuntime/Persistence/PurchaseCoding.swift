@@ -146,8 +146,8 @@ enum PurchaseCoding {
 
     /// Stored parts in a deterministic order: equal books write equal bytes.
     static func write(_ book: PurchaseBook, into writer: inout ByteWriter) {
-        writeByKey(book.subscriptions.values, into: &writer) { write($1, into: &$0) }
-        writeByKey(book.oneTimePurchases.values, into: &writer) { write($1, into: &$0) }
+        writeByKey(book.subscriptions, order: book.subscriptionSlotsByKey, into: &writer) { write($1, into: &$0) }
+        writeByKey(book.oneTimePurchases, order: book.oneTimePurchaseSlotsByKey, into: &writer) { write($1, into: &$0) }
         let grants = book.grants.sorted { $0.key < $1.key }.flatMap { entry in
             entry.value.values.sorted { $0.entitlementID < $1.entitlementID }.map { (entry.key, $0) }
         }
@@ -168,20 +168,13 @@ enum PurchaseCoding {
         }
     }
 
-    /// The purchases as an array ordered by key, without copying them: only their positions are
-    /// sorted, and each is written where it lies. A book rebuilt from a snapshot holds them in
-    /// key order already: then nothing is sorted.
-    private static func writeByKey<Held: KeyedPurchase>(_ values: [Held], into writer: inout ByteWriter,
+    /// The purchases in `order` (their slots ordered by key), each written where it lies.
+    private static func writeByKey<Held: KeyedPurchase>(_ table: PurchaseTable<Held>, order: [Int], into writer: inout ByteWriter,
                                                         _ write: (inout ByteWriter, borrowing Held) -> Void)
     {
-        writer.writeVarUInt(UInt64(values.count))
-        values.withUnsafeBufferPointer { held in
-            let inOrder = held.indices.dropFirst().allSatisfy { held[$0 - 1].key < held[$0].key }
-            if inOrder {
-                for position in held.indices { write(&writer, held[position]) }
-            } else {
-                for position in held.indices.sorted(by: { held[$0].key < held[$1].key }) { write(&writer, held[position]) }
-            }
+        writer.writeVarUInt(UInt64(order.count))
+        table.values.withUnsafeBufferPointer { held in
+            for slot in order { write(&writer, held[slot]) }
         }
     }
 
