@@ -380,8 +380,7 @@ public enum SnapshotFile {
             _ = target.initialize(from: data)
         case 1:
             do {
-                let inflated = try inflater.decompress(data, rawLength: place.rawLength)
-                _ = target.initialize(from: inflated)
+                try inflater.decompress(data, into: target)
             } catch {
                 return corrupt(dataStart, "chunk \(index) does not inflate: \(error)")
             }
