@@ -40,6 +40,10 @@ extension CurrencyLedger {
         lists.forEachInOrder(history, entry: entry)
     }
 
+    /// Histories or grants gathered at a time before they are lent: enough for the loads to
+    /// overlap, few enough for what they gather to stay in the cache.
+    static let gatheredPerBatch = 256
+
     /// How many terms have a grant.
     public var termGrantCount: Int { grants.count }
 
@@ -64,25 +68,41 @@ extension CurrencyHistories {
 
     /// Every list in ``listsInOrder``: `history`, then `entry` for each of its entries, oldest
     /// first.
+    ///
+    /// The lists lie in no order the entries and their refs share, so each list costs cache
+    /// misses: a batch of lists has its newest entries and their refs gathered first, in loops
+    /// of independent loads whose misses overlap, and is then written from the cache. One list
+    /// at a time waited for its entry, then for its ref (a third of the ledger's encoding).
     func forEachInOrder(_ history: (ProfileID, String, Int) -> Void, entry: (CurrencyLedger.LentEntry) -> Void) {
-        // Positions of one list's entries, newest first as the links run.
+        let ordered = listsInOrder
+        // Positions of one list's older entries, newest first as the links run.
         var chain: [UInt32] = []
-        for list in listsInOrder {
-            history(list.key.profile, codes[list.key.currency], Int(list.count))
-            chain.removeAll(keepingCapacity: true)
-            var position = list.newest
-            while position != Self.none {
-                chain.append(position)
-                position = entries[Int(position)].previous
-            }
-            for position in chain.reversed() {
-                let stored = entries[Int(position)]
-                stored.transaction.withUTF8(in: text) { transactionID in
-                    text.withUTF8(at: stored.ref) { ref in
-                        entry(CurrencyLedger.LentEntry(transactionID: transactionID, amount: stored.amount, balance: stored.balance,
-                                                       source: stored.source, ref: ref, atMs: stored.atMs))
-                    }
+        var newest: [Stored] = []
+        for start in stride(from: 0, to: ordered.count, by: CurrencyLedger.gatheredPerBatch) {
+            let batch = ordered[start..<min(start + CurrencyLedger.gatheredPerBatch, ordered.count)]
+            newest.removeAll(keepingCapacity: true)
+            for list in batch { newest.append(entries[Int(list.newest)]) }
+            var refs = TextArena()
+            let refOffsets = newest.map { refs.append($0.ref, from: text) }
+            for (list, (last, lastRef)) in zip(batch, zip(newest, refOffsets)) {
+                history(list.key.profile, codes[list.key.currency], Int(list.count))
+                chain.removeAll(keepingCapacity: true)
+                var position = last.previous
+                while position != Self.none {
+                    chain.append(position)
+                    position = entries[Int(position)].previous
                 }
+                for position in chain.reversed() { lend(entries[Int(position)], ref: entries[Int(position)].ref, in: text, to: entry) }
+                lend(last, ref: lastRef, in: refs, to: entry)
+            }
+        }
+    }
+
+    private func lend(_ stored: Stored, ref: Int, in arena: TextArena, to entry: (CurrencyLedger.LentEntry) -> Void) {
+        stored.transaction.withUTF8(in: text) { transactionID in
+            arena.withUTF8(at: ref) { ref in
+                entry(CurrencyLedger.LentEntry(transactionID: transactionID, amount: stored.amount, balance: stored.balance,
+                                               source: stored.source, ref: ref, atMs: stored.atMs))
             }
         }
     }
@@ -90,21 +110,29 @@ extension CurrencyHistories {
 
 extension TermGrantTable {
     /// Every grant ordered by term (as ``sortedByTerm``): `grant`, then `line` for each of its
-    /// lines.
+    /// lines. Like the histories (``CurrencyHistories/forEachInOrder(_:entry:)``), a batch of
+    /// grants has its records and texts gathered before it is written.
     func forEachByTerm(_ grant: (CurrencyLedger.LentTermGrant) -> Void, line: (TermGrant.Line) -> Void) {
-        for slot in text.sortedPositions(of: grants.map(\.term)) {
-            let stored = grants[slot]
-            text.withUTF8(at: stored.term) { term in
-                text.withUTF8(at: stored.purchaseID) { purchaseID in
-                    grant(CurrencyLedger.LentTermGrant(term: term, store: stores[stored.store], purchaseID: purchaseID,
-                                                       profile: stored.owned ? stored.profile : nil,
-                                                       lineCount: Int(stored.lineCount)))
+        let order = text.sortedPositionsByLeadingBytes(of: grants.map(\.term))
+        var gathered: [Stored] = []
+        for start in stride(from: 0, to: order.count, by: CurrencyLedger.gatheredPerBatch) {
+            gathered.removeAll(keepingCapacity: true)
+            for slot in order[start..<min(start + CurrencyLedger.gatheredPerBatch, order.count)] { gathered.append(grants[slot]) }
+            var texts = TextArena()
+            let places = gathered.map { (term: texts.append($0.term, from: text), purchaseID: texts.append($0.purchaseID, from: text)) }
+            for (stored, place) in zip(gathered, places) {
+                texts.withUTF8(at: place.term) { term in
+                    texts.withUTF8(at: place.purchaseID) { purchaseID in
+                        grant(CurrencyLedger.LentTermGrant(term: term, store: stores[stored.store], purchaseID: purchaseID,
+                                                           profile: stored.owned ? stored.profile : nil,
+                                                           lineCount: Int(stored.lineCount)))
+                    }
                 }
-            }
-            for number in 0..<Int(stored.lineCount) {
-                let stored = number == 0 ? stored.firstLine : moreLines[stored.moreLines + number - 1]
-                line(TermGrant.Line(currency: currencies[stored.currency], granted: stored.granted, owedBack: stored.owedBack,
-                                    takenBack: stored.takenBack))
+                for number in 0..<Int(stored.lineCount) {
+                    let stored = number == 0 ? stored.firstLine : moreLines[stored.moreLines + number - 1]
+                    line(TermGrant.Line(currency: currencies[stored.currency], granted: stored.granted, owedBack: stored.owedBack,
+                                        takenBack: stored.takenBack))
+                }
             }
         }
     }
