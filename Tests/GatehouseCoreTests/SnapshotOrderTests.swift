@@ -119,7 +119,7 @@ private func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(deco
         }.shuffled(using: &generator)
         let directory = ProfileDirectory(profiles: profiles, aliasTokens: [:])!
         var lent: [Profile] = []
-        directory.forEachByID { lent.append(copy $0) }
+        directory.forEachByID { lent.append($0) }
         #expect(lent == directory.all)
         #expect(lent.map(\.id) == profiles.map(\.id).sorted())
     }

@@ -168,14 +168,13 @@ enum PurchaseCoding {
         }
     }
 
-    /// The purchases in `order` (their slots ordered by key), each written where it lies.
+    /// The purchases in `order` (their slots ordered by key), gathered in batches
+    /// (``Swift/Array/forEachGathered(at:_:)``).
     private static func writeByKey<Held: KeyedPurchase>(_ table: PurchaseTable<Held>, order: [Int], into writer: inout ByteWriter,
-                                                        _ write: (inout ByteWriter, borrowing Held) -> Void)
+                                                        _ write: (inout ByteWriter, Held) -> Void)
     {
         writer.writeVarUInt(UInt64(order.count))
-        table.values.withUnsafeBufferPointer { held in
-            for slot in order { write(&writer, held[slot]) }
-        }
+        table.values.forEachGathered(at: order) { write(&writer, $0) }
     }
 
     /// A key listed twice is damage (the writer never does it), refused rather than guessed at.
