@@ -7,14 +7,10 @@ import Testing
     static let input = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
     static let compressed = Deflater().compress(input)
 
-    private func inflate(_ stream: [UInt8], into count: Int, with inflater: Inflater = Inflater()) throws(Inflater.Failure)
-        -> [UInt8]
-    {
+    private func inflate(_ stream: [UInt8], into count: Int, with inflater: Inflater = Inflater()) throws -> [UInt8] {
         var output = [UInt8](repeating: 0, count: count)
-        try stream.withUnsafeBytes { (raw) throws(Inflater.Failure) in
-            try output.withUnsafeMutableBufferPointer { (buffer) throws(Inflater.Failure) in
-                try inflater.decompress(raw, into: buffer)
-            }
+        try stream.withUnsafeBytes { raw in
+            try output.withUnsafeMutableBufferPointer { buffer in try inflater.decompress(raw, into: buffer) }
         }
         return output
     }
