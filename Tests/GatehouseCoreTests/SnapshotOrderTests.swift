@@ -124,3 +124,26 @@ private func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(deco
         #expect(lent.map(\.id) == profiles.map(\.id).sorted())
     }
 }
+
+@Suite struct PurchasesRebuiltFromStorage {
+    private func held(_ id: String, purchasedMs: Int64) -> HeldPurchase {
+        HeldPurchase(OneTimePurchase(store: "test", transactionID: id, productID: "lifetime", purchasedMs: purchasedMs, price: 1,
+                                     environment: .production), owner: nil, token: nil)
+    }
+
+    @Test func insertingAKeyTheTableHoldsChangesNothing() {
+        var table = PurchaseTable<HeldPurchase>()
+        #expect(table.insert(held("a", purchasedMs: 1)) == 0)
+        #expect(table.insert(held("b", purchasedMs: 1)) == 1)
+        #expect(table.insert(held("a", purchasedMs: 2)) == nil)
+        #expect(table.count == 2 && table[PurchaseKey(store: "test", id: "a")]?.purchase.purchasedMs == 1)
+    }
+
+    /// A purchase listed twice (damage) leaves the book one short, which is how a reader knows.
+    @Test func aBookRebuiltWithAKeyListedTwiceKeepsTheFirst() {
+        let book = PurchaseBook(subscriptions: [], oneTimePurchases: [held("a", purchasedMs: 1), held("a", purchasedMs: 2)],
+                                grants: [], seenNotifications: [])
+        #expect(book.oneTimePurchases.count == 1)
+        #expect(book.oneTimePurchase(PurchaseKey(store: "test", id: "a"))?.purchase.purchasedMs == 1)
+    }
+}

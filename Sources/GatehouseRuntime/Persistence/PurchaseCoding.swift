@@ -201,9 +201,9 @@ enum PurchaseCoding {
         let distinctParts = formerSources.values.allSatisfy { $0 == $0.sorted() && Set($0).count == $0.count }
             && Set(seen.map(\.key)).count == seen.count
         guard distinctParts else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
-        // The book files each purchase and grant by its key, a later one replacing an earlier:
-        // fewer in the book than were read means a key was listed twice (no set of a million
-        // keys is built to find out).
+        // The book files each purchase and grant by its key, one per key: fewer in the book
+        // than were read means a key was listed twice (no set of a million keys is built to
+        // find out).
         let book = PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
                                 seenNotifications: seen, formerSources: formerSources)
         let distinct = book.subscriptions.count == subscriptions.count && book.oneTimePurchases.count == purchases.count
