@@ -51,7 +51,7 @@ struct TextArena: Sendable {
 
     /// Where the bytes of the string at `offset` start, and how many there are (its length is
     /// the LEB128 varint at `offset`).
-    private static func place(at offset: Int, in all: UnsafeBufferPointer<UInt8>) -> (start: Int, length: Int) {
+    static func place(at offset: Int, in all: UnsafeBufferPointer<UInt8>) -> (start: Int, length: Int) {
         var length = 0
         var shift = 0
         var position = offset

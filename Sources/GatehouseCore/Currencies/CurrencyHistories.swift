@@ -49,11 +49,11 @@ struct CurrencyHistories: Sendable {
     private(set) var codes = CodeList()
     /// Lists in open addressing with linear probing, at most 3/4 full: empty, or a power of two
     /// long.
-    private var table: [List] = []
+    private(set) var table: [List] = []
     /// How many lists the table holds.
     private(set) var listCount = 0
-    private var entries: [Stored] = []
-    private var text = TextArena()
+    private(set) var entries: [Stored] = []
+    private(set) var text = TextArena()
     /// Entries of removed lists still in ``entries``.
     private var dead = 0
 

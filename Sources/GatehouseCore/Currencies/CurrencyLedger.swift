@@ -134,8 +134,8 @@ public struct IdempotencyRecord: Sendable, Equatable {
 public struct CurrencyLedger: Sendable {
     public static let balanceMax: Int64 = 2_000_000_000
 
-    private var lists = CurrencyHistories()
-    private var grants = TermGrantTable()
+    private(set) var lists = CurrencyHistories()
+    private(set) var grants = TermGrantTable()
     /// Keys answered in the last ``idempotencyKeptMs``, oldest first.
     private var keys = IdempotencyTable()
 

@@ -28,12 +28,12 @@ struct TermGrantTable: Sendable {
         var owned: Bool
     }
 
-    private var grants: [Stored] = []
-    private var moreLines: [Line] = []
+    private(set) var grants: [Stored] = []
+    private(set) var moreLines: [Line] = []
     private var index = TextKeyIndex()
-    private var text = TextArena()
-    private var currencies = CodeList()
-    private var stores = CodeList()
+    private(set) var text = TextArena()
+    private(set) var currencies = CodeList()
+    private(set) var stores = CodeList()
 
     init() {}
 

@@ -7,7 +7,7 @@
 /// million profiles in dictionaries keyed by each cost about 470 bytes a profile in buckets alone.
 /// Removing a profile moves the last one into its place and re-points that one's entries.
 public struct ProfileDirectory: Sendable {
-    private var profiles: [Profile] = []
+    private(set) var profiles: [Profile] = []
     private var byID = HashedSlotIndex<ProfileIDSlotHashing>()
     /// Only profiles with a customer user id are indexed here.
     private var byCustomerUserID = SlotIndex<String?>()

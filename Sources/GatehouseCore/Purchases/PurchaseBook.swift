@@ -109,7 +109,8 @@ public struct PurchaseBook: Sendable {
 
     public init() {}
 
-    /// Rebuilds the indexes and the timer queues from stored parts.
+    /// Rebuilds the indexes and the timer queues from stored parts. Of purchases listed twice
+    /// (damage: a reader compares the counts) the first is kept.
     public init(
         subscriptions: [HeldSubscription], oneTimePurchases: [HeldPurchase],
         grants: [(ProfileID, PromotionalGrant)], seenNotifications: [SeenNotification],
@@ -121,8 +122,12 @@ public struct PurchaseBook: Sendable {
         self.subscriptions.reserveCapacity(subscriptions.count)
         self.oneTimePurchases.reserveCapacity(oneTimePurchases.count)
         subscriptionDeadlines.reserveCapacity(subscriptions.count)
-        for held in subscriptions { store(held) }
-        for held in oneTimePurchases { store(held) }
+        for held in subscriptions {
+            if let slot = self.subscriptions.insert(held), let deadline = held.subscription.nextDeadlineMs {
+                subscriptionDeadlines.push(deadline, slot)
+            }
+        }
+        for held in oneTimePurchases { _ = self.oneTimePurchases.insert(held) }
         for (profile, grant) in grants { store(grant, for: profile) }
         for seen in seenNotifications { notifications.insert(seen) }
         dropStaleDeadlines()

@@ -58,15 +58,26 @@ public struct PurchaseTable<Held: KeyedPurchase>: Sendable, Equatable {
     @discardableResult
     mutating func store(_ held: Held) -> (slot: Int, previous: Held?) {
         guard let slot = slot(of: held.key) else {
-            values.append(held)
-            holders.append()
-            _ = byKey.insert(values.count - 1, in: values, key: Self.key)
-            holders.file(values.count - 1, in: values)
-            return (values.count - 1, nil)
+            guard let slot = insert(held) else { preconditionFailure("a key the table did not hold") }
+            return (slot, nil)
         }
         let previous = values[slot]
         change(slot, movesHolder: previous.owner != held.owner || previous.token != held.token) { $0 = held }
         return (slot, previous)
+    }
+
+    /// Adds a purchase under a key the table does not hold, and answers its slot; `nil`, and
+    /// nothing changes, when it does. A table rebuilt from storage inserts each purchase without
+    /// looking its key up first: one hash of the two strings and one probe, not two of each.
+    mutating func insert(_ held: Held) -> Int? {
+        values.append(held)
+        guard byKey.insert(values.count - 1, in: values, key: Self.key) else {
+            values.removeLast()
+            return nil
+        }
+        holders.append()
+        holders.file(values.count - 1, in: values)
+        return values.count - 1
     }
 
     /// Changes only the owner (the key, and so the slot, stay).

@@ -25,16 +25,31 @@ enum CurrencyCoding {
     }
 
     static func write(_ grant: TermGrant, into writer: inout ByteWriter) {
-        writer.writeString(grant.term)
-        writer.writeString(grant.purchase.store)
-        writer.writeString(grant.purchase.id)
-        writer.writeOptional(grant.profile) { ProfileCoding.writeID($1, into: &$0) }
-        writer.writeArray(grant.lines) { writer, line in
-            writer.writeString(line.currency)
-            writer.writeVarInt(line.granted)
-            writer.writeVarInt(line.owedBack)
-            writer.writeVarInt(line.takenBack)
+        var term = grant.term
+        var purchaseID = grant.purchase.id
+        term.withUTF8 { term in
+            purchaseID.withUTF8 { purchaseID in
+                write(CurrencyLedger.LentTermGrant(term: term, store: grant.purchase.store, purchaseID: purchaseID,
+                                                   profile: grant.profile, lineCount: grant.lines.count), into: &writer)
+            }
         }
+        for line in grant.lines { write(line, into: &writer) }
+    }
+
+    /// A grant up to its lines (their count included), which follow it.
+    private static func write(_ grant: CurrencyLedger.LentTermGrant, into writer: inout ByteWriter) {
+        writer.writeBytes(grant.term)
+        writer.writeString(grant.store)
+        writer.writeBytes(grant.purchaseID)
+        writer.writeOptional(grant.profile) { ProfileCoding.writeID($1, into: &$0) }
+        writer.writeVarUInt(UInt64(grant.lineCount))
+    }
+
+    private static func write(_ line: TermGrant.Line, into writer: inout ByteWriter) {
+        writer.writeString(line.currency)
+        writer.writeVarInt(line.granted)
+        writer.writeVarInt(line.owedBack)
+        writer.writeVarInt(line.takenBack)
     }
 
     static func readGrant(_ reader: inout ByteReader) throws(ByteReaderError) -> TermGrant {
@@ -68,32 +83,31 @@ enum CurrencyCoding {
     /// write equal bytes. A history is checked as it is read: each entry's balance is the one
     /// before plus its amount, within 0 … max.
     ///
-    /// The ledger hands its histories, grants and keys over in order, each built from its dense
-    /// tables (ASCII terms and keys sorted by their bytes).
+    /// The ledger lends its histories and grants in order straight from its dense tables (ASCII
+    /// terms and keys sorted by their bytes); nothing is built per entry or per grant.
     static func write(_ ledger: CurrencyLedger, into writer: inout ByteWriter) {
         writer.writeVarUInt(UInt64(ledger.historyCount))
-        ledger.forEachHistory { profile, currency, entries in
-            writeHistory(profile, currency, entries, into: &writer)
+        ledger.forEachStoredHistory { profile, currency, count in
+            ProfileCoding.writeID(profile, into: &writer)
+            writer.writeString(currency)
+            writer.writeVarUInt(UInt64(count))
+        } entry: { entry in
+            writer.writeBytes(entry.transactionID)
+            writer.writeVarInt(entry.amount)
+            writer.writeVarInt(entry.balance)
+            writer.writeEnum(entry.source)
+            writer.writeBytes(entry.ref)
+            writer.writeVarInt(entry.atMs)
         }
-        writer.writeArray(ledger.termGrantsByTerm) { writer, grant in write(grant, into: &writer) }
+        writer.writeVarUInt(UInt64(ledger.termGrantCount))
+        ledger.forEachStoredTermGrant { grant in
+            write(grant, into: &writer)
+        } line: { line in
+            write(line, into: &writer)
+        }
         writer.writeArray(ledger.idempotencyByKey) { writer, pair in
             writer.writeString(pair.key)
             write(pair.record, into: &writer)
-        }
-    }
-
-    private static func writeHistory(_ profile: ProfileID, _ currency: String, _ entries: [CurrencyEntry],
-                                     into writer: inout ByteWriter)
-    {
-        ProfileCoding.writeID(profile, into: &writer)
-        writer.writeString(currency)
-        writer.writeArray(entries) { writer, item in
-            writer.writeString(item.transactionID)
-            writer.writeVarInt(item.amount)
-            writer.writeVarInt(item.balance)
-            writer.writeEnum(item.source)
-            writer.writeString(item.ref)
-            writer.writeVarInt(item.atMs)
         }
     }
 

@@ -146,8 +146,8 @@ enum PurchaseCoding {
 
     /// Stored parts in a deterministic order: equal books write equal bytes.
     static func write(_ book: PurchaseBook, into writer: inout ByteWriter) {
-        writeByKey(book.subscriptions.values, into: &writer) { write($1, into: &$0) }
-        writeByKey(book.oneTimePurchases.values, into: &writer) { write($1, into: &$0) }
+        writeByKey(book.subscriptions, order: book.subscriptionSlotsByKey, into: &writer) { write($1, into: &$0) }
+        writeByKey(book.oneTimePurchases, order: book.oneTimePurchaseSlotsByKey, into: &writer) { write($1, into: &$0) }
         let grants = book.grants.sorted { $0.key < $1.key }.flatMap { entry in
             entry.value.values.sorted { $0.entitlementID < $1.entitlementID }.map { (entry.key, $0) }
         }
@@ -168,21 +168,13 @@ enum PurchaseCoding {
         }
     }
 
-    /// The purchases as an array ordered by key, without copying them: only their positions are
-    /// sorted, and each is written where it lies. A book rebuilt from a snapshot holds them in
-    /// key order already: then nothing is sorted.
-    private static func writeByKey<Held: KeyedPurchase>(_ values: [Held], into writer: inout ByteWriter,
-                                                        _ write: (inout ByteWriter, borrowing Held) -> Void)
+    /// The purchases in `order` (their slots ordered by key), gathered in batches
+    /// (``Swift/Array/forEachGathered(at:_:)``).
+    private static func writeByKey<Held: KeyedPurchase>(_ table: PurchaseTable<Held>, order: [Int], into writer: inout ByteWriter,
+                                                        _ write: (inout ByteWriter, Held) -> Void)
     {
-        writer.writeVarUInt(UInt64(values.count))
-        values.withUnsafeBufferPointer { held in
-            let inOrder = held.indices.dropFirst().allSatisfy { held[$0 - 1].key < held[$0].key }
-            if inOrder {
-                for position in held.indices { write(&writer, held[position]) }
-            } else {
-                for position in held.indices.sorted(by: { held[$0].key < held[$1].key }) { write(&writer, held[position]) }
-            }
-        }
+        writer.writeVarUInt(UInt64(order.count))
+        table.values.forEachGathered(at: order) { write(&writer, $0) }
     }
 
     /// A key listed twice is damage (the writer never does it), refused rather than guessed at.
@@ -209,9 +201,9 @@ enum PurchaseCoding {
         let distinctParts = formerSources.values.allSatisfy { $0 == $0.sorted() && Set($0).count == $0.count }
             && Set(seen.map(\.key)).count == seen.count
         guard distinctParts else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
-        // The book files each purchase and grant by its key, a later one replacing an earlier:
-        // fewer in the book than were read means a key was listed twice (no set of a million
-        // keys is built to find out).
+        // The book files each purchase and grant by its key, one per key: fewer in the book
+        // than were read means a key was listed twice (no set of a million keys is built to
+        // find out).
         let book = PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
                                 seenNotifications: seen, formerSources: formerSources)
         let distinct = book.subscriptions.count == subscriptions.count && book.oneTimePurchases.count == purchases.count

@@ -25,34 +25,53 @@ final class Inflater {
 
     func decompress(_ input: UnsafeRawBufferPointer, rawLength: Int) throws(Failure) -> [UInt8] {
         precondition(rawLength >= 0, "a raw length is never negative")
-        inflateReset(stream)
         var failure: Failure?
-        // One spare byte: inflating into it means the stream is longer than declared.
-        let output = [UInt8](unsafeUninitializedCapacity: rawLength + 1) { output, count in
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-            stream.pointee.avail_in = uInt(input.count)
-            stream.pointee.next_out = output.baseAddress
-            stream.pointee.avail_out = uInt(rawLength + 1)
-            let status = inflate(stream, Z_FINISH)
-            count = rawLength + 1 - Int(stream.pointee.avail_out)
-            let unread = Int(stream.pointee.avail_in)
-            stream.pointee.next_in = nil
-            stream.pointee.next_out = nil
-            if status == Z_STREAM_END {
-                if count != rawLength {
-                    failure = Failure(description: "inflates to \(count) bytes, declared \(rawLength)")
-                } else if unread != 0 {
-                    failure = Failure(description: "\(unread) bytes after the end of the deflate stream")
-                }
-            } else if count > rawLength {
-                failure = Failure(description: "inflates past its declared \(rawLength) bytes")
-            } else {
-                failure = Failure(description: "not a complete deflate stream (zlib status \(status))")
+        let output = [UInt8](unsafeUninitializedCapacity: rawLength) { output, count in
+            do throws(Failure) {
+                try decompress(input, into: output)
+                count = rawLength
+            } catch {
+                failure = error
             }
-            if failure != nil { count = 0 }
         }
         if let failure { throw failure }
         return output
+    }
+
+    /// Inflates `input` straight into `output` (a snapshot chunk's place in the body: no array
+    /// of its own, no copy), which it must fill exactly.
+    func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) throws(Failure) {
+        inflateReset(stream)
+        defer {
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+        }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        stream.pointee.next_out = output.baseAddress
+        stream.pointee.avail_out = uInt(output.count)
+        var status = inflate(stream, Z_FINISH)
+        var count = output.count - Int(stream.pointee.avail_out)
+        if status != Z_STREAM_END, count == output.count {
+            // Full, and not at the end: one spare byte tells a stream longer than declared from
+            // one that stops short.
+            var spare: UInt8 = 0
+            withUnsafeMutablePointer(to: &spare) { spare in
+                stream.pointee.next_out = spare
+                stream.pointee.avail_out = 1
+                status = inflate(stream, Z_FINISH)
+                count += 1 - Int(stream.pointee.avail_out)
+            }
+        }
+        let unread = Int(stream.pointee.avail_in)
+        if status == Z_STREAM_END {
+            if count != output.count { throw Failure(description: "inflates to \(count) bytes, declared \(output.count)") }
+            if unread != 0 { throw Failure(description: "\(unread) bytes after the end of the deflate stream") }
+        } else if count > output.count {
+            throw Failure(description: "inflates past its declared \(output.count) bytes")
+        } else {
+            throw Failure(description: "not a complete deflate stream (zlib status \(status))")
+        }
     }
 
     func decompress(_ input: [UInt8], rawLength: Int) throws(Failure) -> [UInt8] {

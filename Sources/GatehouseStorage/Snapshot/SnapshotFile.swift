@@ -96,6 +96,7 @@ public enum SnapshotFile {
     struct EncodedChunk: Sendable {
         var header: [UInt8]
         var deflated: [UInt8]?
+        var rawCount: Int
     }
 
     /// A part of a body cut into chunks, each compressed and checksummed, ready to be laid out
@@ -110,34 +111,53 @@ public enum SnapshotFile {
 
     /// Compresses `part` chunk by chunk on the calling thread.
     public static func compress(_ part: [UInt8]) -> CompressedPart {
+        guard !part.isEmpty else { return CompressedPart(raw: part, chunks: []) }
         let deflater = Deflater(memoryLevel: chunkMemoryLevel)
-        let chunks = part.withUnsafeBytes { raw in
-            stride(from: 0, to: raw.count, by: chunkBytes).map { start in
-                encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
-            }
+        let first = chunk(at: 0, of: part, deflater: deflater)
+        let rest = stride(from: chunkBytes, to: part.count, by: chunkBytes).map { start in
+            chunk(at: start, of: part, deflater: deflatesOn(after: first) ? deflater : nil)
         }
-        return CompressedPart(raw: part, chunks: chunks)
+        return CompressedPart(raw: part, chunks: [first] + rest)
     }
 
-    /// Compresses the chunks of every part side by side, then lays them out.
+    /// Compresses the chunks of every part side by side, then lays them out: each part's first
+    /// chunk first, since it tells whether the rest of the part is worth deflating.
     static func encode(header: SnapshotHeader, parts: [[UInt8]]) -> [UInt8] {
-        let places = parts.indices.flatMap { part in
-            stride(from: 0, to: parts[part].count, by: chunkBytes).map { (part: part, start: $0) }
+        let firsts = Parallel.map(parts.count, makeContext: { Deflater(memoryLevel: chunkMemoryLevel) }) { deflater, part in
+            parts[part].isEmpty ? nil : chunk(at: 0, of: parts[part], deflater: deflater)
         }
-        let chunks = Parallel.map(places.count, makeContext: { Deflater(memoryLevel: chunkMemoryLevel) }) { deflater, index -> EncodedChunk in
+        let places = parts.indices.flatMap { part in
+            stride(from: chunkBytes, to: parts[part].count, by: chunkBytes).map { (part: part, start: $0) }
+        }
+        let rest = Parallel.map(places.count, makeContext: { Deflater(memoryLevel: chunkMemoryLevel) }) { deflater, index in
             let (part, start) = places[index]
-            return parts[part].withUnsafeBytes { raw in
-                encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
-            }
+            let deflates = firsts[part].map(deflatesOn(after:)) ?? false
+            return chunk(at: start, of: parts[part], deflater: deflates ? deflater : nil)
         }
         var compressed: [CompressedPart] = []
         var next = 0
-        for part in parts {
-            let count = (part.count + chunkBytes - 1) / chunkBytes
-            compressed.append(CompressedPart(raw: part, chunks: Array(chunks[next..<next + count])))
+        for (part, first) in zip(parts, firsts) {
+            let count = max(0, (part.count + chunkBytes - 1) / chunkBytes - 1)
+            compressed.append(CompressedPart(raw: part, chunks: (first.map { [$0] } ?? []) + rest[next..<next + count]))
             next += count
         }
         return encode(header: header, compressed: compressed)
+    }
+
+    /// Whether the chunks of a part after `first` are deflated: only when the first shrank to
+    /// half its size or less. Bytes that are mostly random (a million profile ids and tokens)
+    /// deflate at a third of the usual speed and shrink by a third at best; writing and hashing
+    /// the bytes deflate would have saved costs less than deflating them.
+    static func deflatesOn(after first: EncodedChunk) -> Bool {
+        guard let deflated = first.deflated else { return false }
+        return deflated.count * 2 <= first.rawCount
+    }
+
+    /// The chunk of `part` that starts at `start`, deflated unless `deflater` is `nil`.
+    private static func chunk(at start: Int, of part: [UInt8], deflater: Deflater?) -> EncodedChunk {
+        part.withUnsafeBytes { raw in
+            encodeChunk(UnsafeRawBufferPointer(rebasing: raw[start..<min(start + chunkBytes, raw.count)]), deflater: deflater)
+        }
     }
 
     /// The file: header, metadata, every part's chunks in order (an empty part has none), footer.
@@ -195,11 +215,10 @@ public enum SnapshotFile {
         return bytes
     }
 
-    /// Deflates one chunk's raw bytes (keeping them stored when that is not smaller) and makes
-    /// its header and checksum.
-    private static func encodeChunk(_ raw: UnsafeRawBufferPointer, deflater: Deflater) -> EncodedChunk {
-        let output = deflater.compress(raw)
-        let deflated = output.count < raw.count ? output : nil
+    /// Deflates one chunk's raw bytes (keeping them stored when that is not smaller, or when
+    /// there is no `deflater`) and makes its header and checksum.
+    private static func encodeChunk(_ raw: UnsafeRawBufferPointer, deflater: Deflater?) -> EncodedChunk {
+        let deflated = deflater.map { $0.compress(raw) }.flatMap { $0.count < raw.count ? $0 : nil }
         var header: [UInt8] = []
         header.reserveCapacity(chunkHeaderBytes)
         header.appendLE32(UInt32(deflated?.count ?? raw.count))
@@ -208,7 +227,7 @@ public enum SnapshotFile {
         header.append(contentsOf: [0, 0, 0])
         let crc = if let deflated { CRC32C.update(CRC32C.checksum(header), deflated) } else { CRC32C.update(CRC32C.checksum(header), raw) }
         header.appendLE32(crc)
-        return EncodedChunk(header: header, deflated: deflated)
+        return EncodedChunk(header: header, deflated: deflated, rawCount: raw.count)
     }
 
     static func decode(_ bytes: [UInt8]) throws(StorageError) -> (SnapshotHeader, [UInt8]) {
@@ -361,8 +380,7 @@ public enum SnapshotFile {
             _ = target.initialize(from: data)
         case 1:
             do {
-                let inflated = try inflater.decompress(data, rawLength: place.rawLength)
-                _ = target.initialize(from: inflated)
+                try inflater.decompress(data, into: target)
             } catch {
                 return corrupt(dataStart, "chunk \(index) does not inflate: \(error)")
             }
