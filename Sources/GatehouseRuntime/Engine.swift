@@ -60,7 +60,8 @@ public final class Engine: Sendable {
             directory: paths.wal, fileSystem: fileSystem, options: options.wal,
             replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal,
             // Records decode on the log reader's thread while the ones before them are applied.
-            prepare: RecoveryState.decode, replay: { lsn, decoded in try recovery.apply(lsn: lsn, decoded) }
+            prepare: RecoveryState.decode, lookahead: { decoded, distance in recovery.prefetch(for: decoded, distance) },
+            replay: { lsn, decoded in try recovery.apply(lsn: lsn, decoded) }
         )
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
         let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random)
@@ -96,6 +97,14 @@ struct RecoveryState {
         /// Changes at or below this were already in the snapshot.
         var baseLSN: LSN
         var lastLSN: LSN
+
+        /// See ``RecoveryState/prefetch(for:_:)``.
+        mutating func prefetch(for batch: ProjectState.ChangeBatch, _ distance: Pipeline.Lookahead) {
+            switch distance {
+            case .far: state.prefetchBuckets(for: batch)
+            case .near: state.prefetchProfiles(for: batch)
+            }
+        }
 
         /// Applies a replayed change the snapshot does not already hold.
         mutating func apply(_ batch: ProjectState.ChangeBatch, at lsn: LSN) {
@@ -165,6 +174,17 @@ struct RecoveryState {
         } catch {
             throw RecoveryError("log record \(lsn) (kind \(record.kind)) cannot be read: \(error)")
         }
+    }
+
+    /// Asks memory for what applying `decoded` will read (``ProjectState/prefetchBuckets(for:)``),
+    /// some records before its turn: buckets `far` ahead, the profiles they name `near`.
+    /// Changes nothing; `mutating` only so the state is reached in place, as in ``apply(lsn:_:)``
+    /// (a read out of the dictionary would copy it).
+    mutating func prefetch(for decoded: RuntimeRecord, _ distance: Pipeline.Lookahead) {
+        guard case .projectChanged(let incarnation, let batch) = decoded, let index = loaded.index(forKey: incarnation) else {
+            return
+        }
+        loaded.values[index].prefetch(for: batch, distance)
     }
 
     /// Applies one decoded record, in log order.

@@ -15,15 +15,34 @@ public enum Pipeline {
     /// How many batches the producer may run ahead of the consumer (bounds the memory held).
     public static let batchesAhead = 16
 
+    /// How far ahead of its turn the consumer's thread looks at an item (``run(produce:lookahead:consume:)``):
+    /// what consuming an item will read can be asked of memory while the items before it are
+    /// consumed, so their cache misses overlap instead of coming one after another. A lookup
+    /// that must read one place to learn the next (a hash bucket, then the element it names)
+    /// asks for the first `far` ahead and the second `near`, once the first has arrived.
+    public enum Lookahead: Sendable {
+        /// ``farItems`` items before the item's turn.
+        case far
+        /// ``nearItems`` items before.
+        case near
+
+        public static let farItems = 16
+        public static let nearItems = 8
+    }
+
     /// Runs `produce`, calling `consume` with every item it emits, in emission order, and
-    /// answers what `produce` answered.
+    /// answers what `produce` answered. `lookahead` sees each item, on the consumer's thread,
+    /// ``Lookahead/farItems`` and then ``Lookahead/nearItems`` items before its turn: it must
+    /// change nothing `consume` reads (it only warms memory).
     ///
     /// Errors keep their sequential meaning: if `produce` throws, every item it emitted before
     /// is consumed first and then its error is thrown; if `consume` throws, the producer is
     /// stopped at its next emit (the items after are never consumed) and `consume`'s error is
-    /// thrown. On one core both stages simply run in turn on the caller's thread.
+    /// thrown. On one core both stages simply run in turn on the caller's thread, with nothing
+    /// ahead to look at.
     public static func run<Item, Result>(
         produce: (_ emit: (Item) throws -> Void) throws -> Result,
+        lookahead: (Item, Lookahead) -> Void = { _, _ in },
         consume: (Item) throws -> Void
     ) throws -> Result {
         guard Parallel.cores > 1 else { return try withoutActuallyEscaping(consume) { consume in try produce(consume) } }
@@ -58,13 +77,22 @@ public enum Pipeline {
             }
             var consumeError: (any Error)?
             while consumeError == nil, let batch = channel.receive() {
-                for item in batch {
-                    do {
-                        try consume(item)
-                    } catch {
-                        consumeError = error
-                        channel.cancel()
-                        break
+                // Items are lent from the batch's buffer: this generic loop would copy each one
+                // (a retain and a release of all it holds) for every call.
+                batch.withUnsafeBufferPointer { items in
+                    // The batch's first items have no items before them to hide their loads behind.
+                    for position in 0..<min(Lookahead.farItems, items.count) { lookahead(items[position], .far) }
+                    for position in 0..<min(Lookahead.nearItems, items.count) { lookahead(items[position], .near) }
+                    for position in items.indices {
+                        if position + Lookahead.farItems < items.count { lookahead(items[position + Lookahead.farItems], .far) }
+                        if position + Lookahead.nearItems < items.count { lookahead(items[position + Lookahead.nearItems], .near) }
+                        do {
+                            try consume(items[position])
+                        } catch {
+                            consumeError = error
+                            channel.cancel()
+                            break
+                        }
                     }
                 }
             }

@@ -69,6 +69,13 @@ struct CurrencyHistories: Sendable {
 
     var isEmpty: Bool { listCount == 0 }
 
+    /// Asks for the bucket where a lookup of the list of `profile` in `currency` starts
+    /// (``Prefetch``).
+    func prefetch(_ profile: ProfileID, _ currency: String) {
+        guard !table.isEmpty, let number = codes.number(of: currency) else { return }
+        Prefetch.element(Self.home(Key(profile: profile, currency: number), mask: table.count - 1), of: table)
+    }
+
     /// The currency codes of a profile's lists, each with its list.
     func lists(of profile: ProfileID) -> [(currency: String, list: List)] {
         codes.codes.indices.compactMap { number in

@@ -248,6 +248,17 @@ public struct CurrencyLedger: Sendable {
         (pending[purchase] ?? []).sorted().compactMap { grants[$0] }
     }
 
+    /// Asks for the bucket a lookup of the history of `profile` in `currency` reads first
+    /// (``Prefetch``).
+    func prefetchHistory(of profile: ProfileID, _ currency: String) {
+        lists.prefetch(profile, currency)
+    }
+
+    /// Asks for the bucket a lookup of the idempotency key `key` reads first.
+    func prefetchIdempotency(_ key: String) {
+        keys.prefetch(key)
+    }
+
     // MARK: Changes (called by ProjectState.apply only)
 
     /// Appends an entry and answers it; `nil` when nothing moves. Rules decide amounts that fit;

@@ -162,6 +162,33 @@ public struct ProjectState: Sendable, Equatable {
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged)
     }
 
+    /// Asks memory for what applying `batch` reads first, the index buckets of the profiles,
+    /// balances and idempotency keys it names, so that a replay, which knows the records after
+    /// the one it applies, has their cache misses overlap the apply of the ones before
+    /// (``Prefetch``). ``prefetchProfiles(for:)`` is the second step, once the buckets are in.
+    /// Reads a few buckets and changes nothing.
+    public func prefetchBuckets(for batch: ChangeBatch) {
+        for change in batch.changes {
+            switch change {
+            case .balanceChanged(let id, let movement):
+                profiles.prefetchIndex(of: id)
+                currencies.prefetchHistory(of: id, movement.currency)
+            case .idempotencyRecorded(let key, _):
+                currencies.prefetchIdempotency(key)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Asks for the profiles whose balances `batch` changes: each is named by a bucket that
+    /// ``prefetchBuckets(for:)`` asked for some time before.
+    public func prefetchProfiles(for batch: ChangeBatch) {
+        for change in batch.changes {
+            if case .balanceChanged(let id, _) = change { profiles.prefetchProfile(id) }
+        }
+    }
+
     /// What one batch has numbered and touched so far.
     struct BatchCounters {
         var events = 0

@@ -25,7 +25,8 @@ struct WALRecovery {
     /// `apply` on the prepared records in log order. An error of either stage ends the replay
     /// as if it had run on one thread: what came before it was applied, nothing after it.
     func run<Prepared>(
-        replayFrom: LSN, prepare: (LSN, LogRecord) throws -> Prepared, apply: (LSN, Prepared) throws -> Void
+        replayFrom: LSN, prepare: (LSN, LogRecord) throws -> Prepared, lookahead: (Prepared, Pipeline.Lookahead) -> Void,
+        apply: (LSN, Prepared) throws -> Void
     ) throws -> Outcome {
         let created = try prepareDirectory()
         let listing = try listSegments()
@@ -42,6 +43,7 @@ struct WALRecovery {
             produce: { emit in
                 try scan(listing, replayFrom: replayFrom) { lsn, record in try emit((lsn, try prepare(lsn, record))) }
             },
+            lookahead: { item, distance in lookahead(item.1, distance) },
             consume: { item in try apply(item.0, item.1) }
         )
         var scans = scanned.scans
