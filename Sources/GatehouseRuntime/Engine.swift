@@ -59,10 +59,14 @@ public final class Engine: Sendable {
         let (log, report) = try WriteAheadLog.open(
             directory: paths.wal, fileSystem: fileSystem, options: options.wal,
             replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal,
-            // Records decode on the log reader's thread while the ones before them are applied.
-            prepare: RecoveryState.decode, lookahead: { decoded, distance in recovery.prefetch(for: decoded, distance) },
-            replay: { lsn, decoded in try recovery.apply(lsn: lsn, decoded) }
-        )
+            // Records decode on the log reader's thread while the ones before them are applied;
+            // the memory a record will need is asked for some records before its turn.
+            prepare: RecoveryState.decode
+        ) { records in
+            try Pipeline.Lookahead.forEach(records, look: { recovery.prefetch(for: $0.record, $1) }) { lsn, decoded in
+                try recovery.apply(lsn: lsn, decoded)
+            }
+        }
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
         let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random)
         let projects = try recovery.projects(context: context)
@@ -92,14 +96,32 @@ public final class Engine: Sendable {
 
 /// The state being rebuilt during recovery, before any actor exists.
 struct RecoveryState {
-    struct Loaded {
-        var state: ProjectState
+    /// A project being rebuilt. A class: applying a record to it, or looking ahead at one,
+    /// reaches its state in place, where a dictionary of structs hands out a copy of the whole
+    /// entry (a retain and a release of every buffer of the state) on a read, and even a
+    /// mutation through `values[index]` copied the entry out and back.
+    final class Loaded {
+        // Only the replay's thread touches it, one access at a time.
+        @exclusivity(unchecked) private(set) var state: ProjectState
         /// Changes at or below this were already in the snapshot.
-        var baseLSN: LSN
-        var lastLSN: LSN
+        let baseLSN: LSN
+        private(set) var lastLSN: LSN
+
+        init(state: ProjectState, baseLSN: LSN, lastLSN: LSN) {
+            self.state = state
+            self.baseLSN = baseLSN
+            self.lastLSN = lastLSN
+        }
 
         /// See ``RecoveryState/prefetch(for:_:)``.
-        mutating func prefetch(for batch: ProjectState.ChangeBatch, _ distance: Pipeline.Lookahead) {
+        func prefetch(for batch: ProjectState.ChangeBatch, _ distance: Pipeline.Lookahead) {
+            // Lent through an inout access: a plain read of a class's stored struct copies it.
+            Self.prefetch(in: &state, for: batch, distance)
+        }
+
+        private static func prefetch(in state: inout ProjectState, for batch: ProjectState.ChangeBatch,
+                                     _ distance: Pipeline.Lookahead)
+        {
             switch distance {
             case .far: state.prefetchBuckets(for: batch)
             case .near: state.prefetchProfiles(for: batch)
@@ -107,7 +129,7 @@ struct RecoveryState {
         }
 
         /// Applies a replayed change the snapshot does not already hold.
-        mutating func apply(_ batch: ProjectState.ChangeBatch, at lsn: LSN) {
+        func apply(_ batch: ProjectState.ChangeBatch, at lsn: LSN) {
             guard lsn > baseLSN else { return }
             state.apply(batch)
             lastLSN = lsn
@@ -178,13 +200,11 @@ struct RecoveryState {
 
     /// Asks memory for what applying `decoded` will read (``ProjectState/prefetchBuckets(for:)``),
     /// some records before its turn: buckets `far` ahead, the profiles they name `near`.
-    /// Changes nothing; `mutating` only so the state is reached in place, as in ``apply(lsn:_:)``
-    /// (a read out of the dictionary would copy it).
+    /// Changes nothing: `mutating` only so that replay's closure, which holds the recovery
+    /// state, reaches it in place (a plain read copies it, a retain and release of all it holds).
     mutating func prefetch(for decoded: RuntimeRecord, _ distance: Pipeline.Lookahead) {
-        guard case .projectChanged(let incarnation, let batch) = decoded, let index = loaded.index(forKey: incarnation) else {
-            return
-        }
-        loaded.values[index].prefetch(for: batch, distance)
+        guard case .projectChanged(let incarnation, let batch) = decoded else { return }
+        loaded[incarnation]?.prefetch(for: batch, distance)
     }
 
     /// Applies one decoded record, in log order.
@@ -209,10 +229,7 @@ struct RecoveryState {
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
             // A change for an incarnation deleted before the replay start is simply past.
-            // Applied in place, through one mutating access: even reading `baseLSN` out of the
-            // dictionary first would copy the whole entry (a retain of every buffer of the
-            // state, and a release) for every record.
-            if let index = loaded.index(forKey: incarnation) { loaded.values[index].apply(batch, at: lsn) }
+            loaded[incarnation]?.apply(batch, at: lsn)
         }
     }
 
