@@ -115,13 +115,6 @@ struct RecoveryState {
 
         /// See ``RecoveryState/prefetch(for:_:)``.
         func prefetch(for batch: ProjectState.ChangeBatch, _ distance: Pipeline.Lookahead) {
-            // Lent through an inout access: a plain read of a class's stored struct copies it.
-            Self.prefetch(in: &state, for: batch, distance)
-        }
-
-        private static func prefetch(in state: inout ProjectState, for batch: ProjectState.ChangeBatch,
-                                     _ distance: Pipeline.Lookahead)
-        {
             switch distance {
             case .far: state.prefetchBuckets(for: batch)
             case .near: state.prefetchProfiles(for: batch)
@@ -189,26 +182,50 @@ struct RecoveryState {
             """)
     }
 
+    /// A decoded record as replay carries it from the log reader's thread to the applier: a
+    /// project's change batch (nearly every record) inline, anything else boxed. A
+    /// `RuntimeRecord` is as big as its biggest case, a whole project state (about 650 bytes),
+    /// and replay copies each record several times on its way.
+    enum Replayed {
+        case changed(Incarnation, ProjectState.ChangeBatch)
+        indirect case other(RuntimeRecord)
+    }
+
     /// A log record as the runtime reads it. Pure: recovery runs it ahead, on the log reader's thread.
-    static func decode(lsn: LSN, record: WALRecord) throws -> RuntimeRecord {
+    static func decode(lsn: LSN, record: WALRecord) throws -> Replayed {
+        let decoded: RuntimeRecord
         do {
-            return try RuntimeRecord(record)
+            decoded = try RuntimeRecord(record)
         } catch {
             throw RecoveryError("log record \(lsn) (kind \(record.kind)) cannot be read: \(error)")
         }
+        guard case .projectChanged(let incarnation, let batch) = decoded else { return .other(decoded) }
+        return .changed(incarnation, batch)
     }
 
     /// Asks memory for what applying `decoded` will read (``ProjectState/prefetchBuckets(for:)``),
     /// some records before its turn: buckets `far` ahead, the profiles they name `near`.
     /// Changes nothing: `mutating` only so that replay's closure, which holds the recovery
     /// state, reaches it in place (a plain read copies it, a retain and release of all it holds).
-    mutating func prefetch(for decoded: RuntimeRecord, _ distance: Pipeline.Lookahead) {
-        guard case .projectChanged(let incarnation, let batch) = decoded else { return }
+    mutating func prefetch(for replayed: Replayed, _ distance: Pipeline.Lookahead) {
+        guard case .changed(let incarnation, let batch) = replayed else { return }
         loaded[incarnation]?.prefetch(for: batch, distance)
     }
 
     /// Applies one decoded record, in log order.
-    mutating func apply(lsn: LSN, _ decoded: RuntimeRecord) throws {
+    mutating func apply(lsn: LSN, _ replayed: Replayed) throws {
+        switch replayed {
+        case .changed(let incarnation, let batch):
+            nextIncarnation = max(nextIncarnation, incarnation + 1)
+            // A change for an incarnation deleted before the replay start is simply past.
+            loaded[incarnation]?.apply(batch, at: lsn)
+        case .other(let decoded):
+            try apply(lsn: lsn, decoded)
+        }
+    }
+
+    /// Applies one decoded record, in log order.
+    private mutating func apply(lsn: LSN, _ decoded: RuntimeRecord) throws {
         nextIncarnation = max(nextIncarnation, decoded.incarnation + 1)
         switch decoded {
         case .projectCreated(let incarnation, let state):

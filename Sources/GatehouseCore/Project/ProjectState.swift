@@ -168,8 +168,9 @@ public struct ProjectState: Sendable, Equatable {
     /// balances and idempotency keys it names, so that a replay, which knows the records after
     /// the one it applies, has their cache misses overlap the apply of the ones before
     /// (``Prefetch``). ``prefetchProfiles(for:)`` is the second step, once the buckets are in.
-    /// Reads a few buckets and changes nothing.
-    public func prefetchBuckets(for batch: ChangeBatch) {
+    /// Reads a few buckets and changes nothing: `mutating` only so that it is handed the state in
+    /// place (a call on a state a class holds would first copy all its 650 bytes).
+    public mutating func prefetchBuckets(for batch: ChangeBatch) {
         for change in batch.changes {
             switch change {
             case .balanceChanged(let id, let movement):
@@ -184,8 +185,8 @@ public struct ProjectState: Sendable, Equatable {
     }
 
     /// Asks for the profiles whose balances `batch` changes: each is named by a bucket that
-    /// ``prefetchBuckets(for:)`` asked for some time before.
-    public func prefetchProfiles(for batch: ChangeBatch) {
+    /// ``prefetchBuckets(for:)`` asked for some time before. `mutating` only as that is.
+    public mutating func prefetchProfiles(for batch: ChangeBatch) {
         for change in batch.changes {
             if case .balanceChanged(let id, _) = change { profiles.prefetchProfile(id) }
         }
