@@ -24,7 +24,7 @@ let package = Package(
         // MARK: Libraries, bottom up
         // libm: Swift's floating-point rounding calls into it, and nothing else pulls it in.
         .target(name: "GatehouseBase", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "GatehouseCore", dependencies: ["GatehouseBase"]),
+        .target(name: "GatehouseCore", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
         .target(name: "GatehouseWire", dependencies: ["GatehouseCore", "GatehouseBase"]),
         .target(name: "GatehousePosix", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
         .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib"]),

@@ -307,6 +307,10 @@ enum RestartBench {
             \(split.map { "\($0.0) \($0.1.map { seconds($0) + " s" } ?? "unknown")" }.joined(separator: "; "))
             """)
         print("""
+            cpu: Engine.open used \(seconds(opening.callerCPU)) s of CPU on its own thread (its share of the snapshot \
+            load, and applying every replayed record), \(seconds(opening.processCPU)) s in the whole process
+            """)
+        print("""
             memory: resident \(mib(residentAfter)) MiB after the restart (\(mib(residentBefore)) MiB before Engine.open, \
             +\(mib(residentAfter - residentBefore)) MiB); \(mib(residentTrimmed)) MiB once malloc_trim has handed back \
             what the allocator kept of freed memory
@@ -340,23 +344,45 @@ enum RestartBench {
         }
     }
 
+    /// When an `Engine.open` began and returned, and the CPU time it used: on the thread that
+    /// called it (the snapshot load's share, and applying every replayed record), and in the
+    /// whole process (with the log reader's thread and the snapshot's helpers). On a machine
+    /// others share, CPU time moves far less between runs than the wall clock.
+    private struct Opening {
+        let start: ContinuousClock.Instant
+        let end: ContinuousClock.Instant
+        let callerCPU: Duration
+        let processCPU: Duration
+    }
+
+    /// CPU time used so far by the calling thread or the process (`CLOCK_THREAD_CPUTIME_ID`,
+    /// `CLOCK_PROCESS_CPUTIME_ID`).
+    private static func cpuTime(_ clock: clockid_t) -> Duration {
+        var spec = timespec()
+        clock_gettime(clock, &spec)
+        return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+    }
+
     /// `Engine.open` on a thread of its own (it blocks), timed from call to return.
     private static func openEngine(
         _ dataDirectory: String, _ options: Options, fileSystem: any FileSystem, logger: Logger, fatal: BenchLog.FatalError
-    ) async throws(BenchFailure) -> (Engine, (start: ContinuousClock.Instant, end: ContinuousClock.Instant)) {
+    ) async throws(BenchFailure) -> (Engine, Opening) {
         var settings = EngineOptions(wal: WALOptions(policy: options.fsync))
         settings.snapshotAfterLoggedBytes = .max
         settings.walBytesCap = .max
         let engineOptions = settings
         let adminKey = "ak_bench_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32)
-        let opened = await BenchThreads.detached {
-            () -> Result<(Engine, (start: ContinuousClock.Instant, end: ContinuousClock.Instant)), BenchFailure> in
+        let opened = await BenchThreads.detached { () -> Result<(Engine, Opening), BenchFailure> in
+            let callerCPU = cpuTime(CLOCK_THREAD_CPUTIME_ID)
+            let processCPU = cpuTime(CLOCK_PROCESS_CPUTIME_ID)
             let start = ContinuousClock.now
             do {
                 let engine = try Engine.open(
                     dataDirectory: dataDirectory, fileSystem: fileSystem, options: engineOptions, adminKey: adminKey,
                     clock: SystemServerClock(), random: SystemRandomSource(), logger: logger, onFatal: { fatal.record($0) })
-                return .success((engine, (start, ContinuousClock.now)))
+                let end = ContinuousClock.now
+                return .success((engine, Opening(start: start, end: end, callerCPU: cpuTime(CLOCK_THREAD_CPUTIME_ID) - callerCPU,
+                                                 processCPU: cpuTime(CLOCK_PROCESS_CPUTIME_ID) - processCPU)))
             } catch {
                 return .failure(BenchFailure("Engine.open on \(dataDirectory) failed: \(error)"))
             }

@@ -59,9 +59,14 @@ public final class Engine: Sendable {
         let (log, report) = try WriteAheadLog.open(
             directory: paths.wal, fileSystem: fileSystem, options: options.wal,
             replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal,
-            // Records decode on the log reader's thread while the ones before them are applied.
-            prepare: RecoveryState.decode, replay: { lsn, decoded in try recovery.apply(lsn: lsn, decoded) }
-        )
+            // Records decode on the log reader's thread while the ones before them are applied;
+            // the memory a record will need is asked for some records before its turn.
+            prepare: RecoveryState.decode
+        ) { records in
+            try Pipeline.Lookahead.forEach(records, look: { recovery.prefetch(for: $0.record, $1) }) { lsn, decoded in
+                try recovery.apply(lsn: lsn, decoded)
+            }
+        }
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
         let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random)
         let projects = try recovery.projects(context: context)
@@ -91,14 +96,33 @@ public final class Engine: Sendable {
 
 /// The state being rebuilt during recovery, before any actor exists.
 struct RecoveryState {
-    struct Loaded {
-        var state: ProjectState
+    /// A project being rebuilt. A class: applying a record to it, or looking ahead at one,
+    /// reaches its state in place, where a dictionary of structs hands out a copy of the whole
+    /// entry (a retain and a release of every buffer of the state) on a read, and even a
+    /// mutation through `values[index]` copied the entry out and back.
+    final class Loaded {
+        // Only the replay's thread touches it, one access at a time.
+        @exclusivity(unchecked) private(set) var state: ProjectState
         /// Changes at or below this were already in the snapshot.
-        var baseLSN: LSN
-        var lastLSN: LSN
+        let baseLSN: LSN
+        private(set) var lastLSN: LSN
+
+        init(state: ProjectState, baseLSN: LSN, lastLSN: LSN) {
+            self.state = state
+            self.baseLSN = baseLSN
+            self.lastLSN = lastLSN
+        }
+
+        /// See ``RecoveryState/prefetch(for:_:)``.
+        func prefetch(for batch: ProjectState.ChangeBatch, _ distance: Pipeline.Lookahead) {
+            switch distance {
+            case .far: state.prefetchBuckets(for: batch)
+            case .near: state.prefetchProfiles(for: batch)
+            }
+        }
 
         /// Applies a replayed change the snapshot does not already hold.
-        mutating func apply(_ batch: ProjectState.ChangeBatch, at lsn: LSN) {
+        func apply(_ batch: ProjectState.ChangeBatch, at lsn: LSN) {
             guard lsn > baseLSN else { return }
             state.apply(batch)
             lastLSN = lsn
@@ -158,17 +182,50 @@ struct RecoveryState {
             """)
     }
 
+    /// A decoded record as replay carries it from the log reader's thread to the applier: a
+    /// project's change batch (nearly every record) inline, anything else boxed. A
+    /// `RuntimeRecord` is as big as its biggest case, a whole project state (about 650 bytes),
+    /// and replay copies each record several times on its way.
+    enum Replayed {
+        case changed(Incarnation, ProjectState.ChangeBatch)
+        indirect case other(RuntimeRecord)
+    }
+
     /// A log record as the runtime reads it. Pure: recovery runs it ahead, on the log reader's thread.
-    static func decode(lsn: LSN, record: WALRecord) throws -> RuntimeRecord {
+    static func decode(lsn: LSN, record: WALRecord) throws -> Replayed {
+        let decoded: RuntimeRecord
         do {
-            return try RuntimeRecord(record)
+            decoded = try RuntimeRecord(record)
         } catch {
             throw RecoveryError("log record \(lsn) (kind \(record.kind)) cannot be read: \(error)")
+        }
+        guard case .projectChanged(let incarnation, let batch) = decoded else { return .other(decoded) }
+        return .changed(incarnation, batch)
+    }
+
+    /// Asks memory for what applying `decoded` will read (``ProjectState/prefetchBuckets(for:)``),
+    /// some records before its turn: buckets `far` ahead, the profiles they name `near`.
+    /// Changes nothing: `mutating` only so that replay's closure, which holds the recovery
+    /// state, reaches it in place (a plain read copies it, a retain and release of all it holds).
+    mutating func prefetch(for replayed: Replayed, _ distance: Pipeline.Lookahead) {
+        guard case .changed(let incarnation, let batch) = replayed else { return }
+        loaded[incarnation]?.prefetch(for: batch, distance)
+    }
+
+    /// Applies one decoded record, in log order.
+    mutating func apply(lsn: LSN, _ replayed: Replayed) throws {
+        switch replayed {
+        case .changed(let incarnation, let batch):
+            nextIncarnation = max(nextIncarnation, incarnation + 1)
+            // A change for an incarnation deleted before the replay start is simply past.
+            loaded[incarnation]?.apply(batch, at: lsn)
+        case .other(let decoded):
+            try apply(lsn: lsn, decoded)
         }
     }
 
     /// Applies one decoded record, in log order.
-    mutating func apply(lsn: LSN, _ decoded: RuntimeRecord) throws {
+    private mutating func apply(lsn: LSN, _ decoded: RuntimeRecord) throws {
         nextIncarnation = max(nextIncarnation, decoded.incarnation + 1)
         switch decoded {
         case .projectCreated(let incarnation, let state):
@@ -189,10 +246,7 @@ struct RecoveryState {
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
             // A change for an incarnation deleted before the replay start is simply past.
-            // Applied in place, through one mutating access: even reading `baseLSN` out of the
-            // dictionary first would copy the whole entry (a retain of every buffer of the
-            // state, and a release) for every record.
-            if let index = loaded.index(forKey: incarnation) { loaded.values[index].apply(batch, at: lsn) }
+            loaded[incarnation]?.apply(batch, at: lsn)
         }
     }
 

@@ -24,7 +24,7 @@ import Testing
                 for item in 0..<count { try emit(item) }
                 return "made \(count)"
             },
-            consume: { seen.append($0) })
+            consume: { seen.append(contentsOf: $0) })
         #expect(answer == "made \(count)")
         #expect(seen.count == count && seen.elementsEqual(0..<count))
     }
@@ -48,7 +48,7 @@ import Testing
                     for item in 0..<failingAt { try emit(item) }
                     throw Failure(at: failingAt)
                 },
-                consume: { seen.append($0) })
+                consume: { seen.append(contentsOf: $0) })
         }
         #expect(seen.count == failingAt && seen.elementsEqual(0..<failingAt))
     }
@@ -66,15 +66,72 @@ import Testing
                         produced.add()
                     }
                 },
-                consume: { item in
-                    if item == failingAt { throw Failure(at: item) }
-                    seen.append(item)
+                consume: { batch in
+                    for item in batch {
+                        if item == failingAt { throw Failure(at: item) }
+                        seen.append(item)
+                    }
                 })
         }
         #expect(seen.count == failingAt && seen.elementsEqual(0..<failingAt))
         // The producer stopped at a send after the failure: at most the batches it may run
         // ahead, and the one it was filling, were made; never the whole run.
         #expect(produced.count < failingAt + Pipeline.batchItems * (Pipeline.batchesAhead + 3))
+    }
+}
+
+/// A consumer looking ahead sees every item far, then near, before its turn, and takes every
+/// item once, in order.
+@Suite struct LookaheadTests {
+    enum Step: Equatable {
+        case far(Int)
+        case near(Int)
+        case consumed(Int)
+    }
+
+    @Test(arguments: [0, 1, Pipeline.Lookahead.nearItems, Pipeline.Lookahead.farItems + 1, Pipeline.batchItems])
+    func everyItemIsSeenFarThenNearBeforeItsTurn(_ count: Int) {
+        var steps: [Step] = []
+        Pipeline.Lookahead.forEach(Array(0..<count), look: { item, distance in
+            steps.append(distance == .far ? .far(item) : .near(item))
+        }) { steps.append(.consumed($0)) }
+        #expect(steps.compactMap { if case .consumed(let item) = $0 { item } else { nil } } == Array(0..<count))
+        for item in 0..<count {
+            let far = steps.firstIndex(of: .far(item))
+            let near = steps.firstIndex(of: .near(item))
+            let consumed = steps.firstIndex(of: .consumed(item))
+            #expect(far != nil && near != nil && far! < near! && near! < consumed!, "item \(item)")
+            #expect(steps.filter { $0 == .far(item) || $0 == .near(item) }.count == 2, "item \(item) is seen twice")
+        }
+    }
+
+    @Test func itemsAreSeenTheirDistanceAhead() {
+        var seenBefore: [Int: (far: Int, near: Int)] = [:]
+        var consumed = 0
+        var firstFar: [Int: Int] = [:]
+        var firstNear: [Int: Int] = [:]
+        let count = Pipeline.Lookahead.farItems * 4
+        Pipeline.Lookahead.forEach(Array(0..<count), look: { item, distance in
+            if distance == .far { firstFar[item] = consumed } else { firstNear[item] = consumed }
+        }) { item in
+            consumed += 1
+            seenBefore[item] = (firstFar[item]!, firstNear[item]!)
+        }
+        // Past the first ones, an item is seen when the items `farItems` and `nearItems` before it are next.
+        let item = Pipeline.Lookahead.farItems * 2
+        #expect(seenBefore[item]?.far == item - Pipeline.Lookahead.farItems)
+        #expect(seenBefore[item]?.near == item - Pipeline.Lookahead.nearItems)
+    }
+
+    @Test func aFailingTurnEndsTheWalk() {
+        var consumed: [Int] = []
+        #expect(throws: PipelineTests.Failure(at: 5)) {
+            try Pipeline.Lookahead.forEach(Array(0..<20), look: { _, _ in }) { item in
+                if item == 5 { throw PipelineTests.Failure(at: 5) }
+                consumed.append(item)
+            }
+        }
+        #expect(consumed == [0, 1, 2, 3, 4])
     }
 }
 

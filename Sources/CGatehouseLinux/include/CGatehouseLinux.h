@@ -1,5 +1,12 @@
 #pragma once
 #include <stdint.h>
+
+/// Asks for the cache line holding `address` ahead of a read: a hint that reads nothing, so
+/// any address is harmless. For lookups known before their turn (log replay).
+static inline void cgh_prefetch(const void *address) {
+    __builtin_prefetch(address, 0, 3);
+}
+
 // Kernel interfaces that Glibc's Swift overlay does not export, plus small wrappers for
 // variadic or macro-shaped calls Swift cannot import.
 #ifdef __linux__

@@ -15,18 +15,22 @@ public enum Pipeline {
     /// How many batches the producer may run ahead of the consumer (bounds the memory held).
     public static let batchesAhead = 16
 
-    /// Runs `produce`, calling `consume` with every item it emits, in emission order, and
-    /// answers what `produce` answered.
+    /// Runs `produce`, calling `consume` with the items it emits, in batches of up to
+    /// ``batchItems``, in emission order, and answers what `produce` answered. The consumer gets
+    /// whole batches so that it can see the items after the one at hand (``Lookahead``), and so
+    /// that its loop over them runs in its own, specialized code.
     ///
     /// Errors keep their sequential meaning: if `produce` throws, every item it emitted before
     /// is consumed first and then its error is thrown; if `consume` throws, the producer is
-    /// stopped at its next emit (the items after are never consumed) and `consume`'s error is
-    /// thrown. On one core both stages simply run in turn on the caller's thread.
+    /// stopped at its next emit (no batch after is consumed) and `consume`'s error is thrown.
+    /// On one core both stages simply run in turn on the caller's thread, an item a batch.
     public static func run<Item, Result>(
         produce: (_ emit: (Item) throws -> Void) throws -> Result,
-        consume: (Item) throws -> Void
+        consume: (_ batch: [Item]) throws -> Void
     ) throws -> Result {
-        guard Parallel.cores > 1 else { return try withoutActuallyEscaping(consume) { consume in try produce(consume) } }
+        guard Parallel.cores > 1 else {
+            return try withoutActuallyEscaping(consume) { consume in try produce { item in try consume([item]) } }
+        }
         return try withoutActuallyEscaping(produce) { produce in
             let channel = Channel<Item>()
             let producer = UncheckedSendable(value: produce)
@@ -58,14 +62,11 @@ public enum Pipeline {
             }
             var consumeError: (any Error)?
             while consumeError == nil, let batch = channel.receive() {
-                for item in batch {
-                    do {
-                        try consume(item)
-                    } catch {
-                        consumeError = error
-                        channel.cancel()
-                        break
-                    }
+                do {
+                    try consume(batch)
+                } catch {
+                    consumeError = error
+                    channel.cancel()
                 }
             }
             thread.join()
@@ -73,6 +74,44 @@ public enum Pipeline {
             // The producer stored its outcome before it finished the channel.
             guard let result = outcome.withLock({ $0 }) else { fatalError("the producer ended without an outcome") }
             return try result.value.get()
+        }
+    }
+
+    /// How far ahead of its turn a consumer looks at an item of its batch: what consuming an
+    /// item will read can be asked of memory while the items before it are consumed, so their
+    /// cache misses overlap instead of coming one after another. A lookup that must read one
+    /// place to learn the next (a hash bucket, then the element it names) asks for the first
+    /// `far` ahead and the second `near`, once the first has arrived.
+    public enum Lookahead: Sendable {
+        /// ``farItems`` items before the item's turn.
+        case far
+        /// ``nearItems`` items before.
+        case near
+
+        public static let farItems = 16
+        public static let nearItems = 8
+
+        /// Calls `body` with every item of `items`, in order, having called `look` with each
+        /// ``farItems`` and then ``nearItems`` items before its turn (the first ones, which have
+        /// too few items before them, before the first turn). `look` must change nothing `body`
+        /// reads: it only warms memory. Inlined into the caller, so that nothing is done per
+        /// item through generic witnesses.
+        @inlinable
+        public static func forEach<Item>(_ items: [Item], look: (Item, Lookahead) -> Void, _ body: (Item) throws -> Void)
+            rethrows
+        {
+            // Lent from the buffer: an array's subscript hands out a copy of each item (a retain
+            // and a release of what it holds) for every call.
+            try items.withUnsafeBufferPointer { items in
+                let count = items.count
+                for position in 0..<min(farItems, count) { look(items[position], .far) }
+                for position in 0..<min(nearItems, count) { look(items[position], .near) }
+                for position in 0..<count {
+                    if position + farItems < count { look(items[position + farItems], .far) }
+                    if position + nearItems < count { look(items[position + nearItems], .near) }
+                    try body(items[position])
+                }
+            }
         }
     }
 

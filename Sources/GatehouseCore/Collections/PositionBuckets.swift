@@ -36,6 +36,23 @@ struct PositionBuckets: Sendable {
         }
     }
 
+    /// Asks for the bucket where `hash`'s probe run starts (``Prefetch``): the first step of a
+    /// lookup known ahead of its turn.
+    func prefetch(hash: UInt32) {
+        guard !buckets.isEmpty else { return }
+        Prefetch.element(Int(hash) & (buckets.count - 1), of: buckets)
+    }
+
+    /// The position the first bucket of `hash`'s run holds, when that bucket's hash bits are
+    /// `hash`'s: where a lookup of a held key nearly always ends, named without reading an
+    /// element to make sure (for asking for that element ahead of the lookup).
+    func likelyPosition(hash: UInt32) -> Int? {
+        guard !buckets.isEmpty else { return nil }
+        let entry = buckets[Int(hash) & (buckets.count - 1)]
+        guard entry != 0, UInt32(truncatingIfNeeded: entry >> 32) == hash else { return nil }
+        return Int(UInt32(truncatingIfNeeded: entry)) - 1
+    }
+
     /// Holds `position` under `hash`: in `bucket`, the empty bucket ``find(hash:where:)``
     /// answered for its key, unless the table must grow first (or anywhere along its run, when
     /// `bucket` is nil).

@@ -61,6 +61,18 @@ struct HashedSlotIndex<Hashing: SlotHashing>: Sendable {
         buckets.find(hash: Hashing.hashBits(key)) { keyOf(elements[$0]) == key }.position
     }
 
+    /// Asks for the bucket a lookup of `key` reads first (``Prefetch``).
+    func prefetchBucket(of key: Key) {
+        buckets.prefetch(hash: Hashing.hashBits(key))
+    }
+
+    /// Asks for the element a lookup of `key` most likely ends at: one bucket read, which
+    /// ``prefetchBucket(of:)`` asked for earlier.
+    func prefetchElement<Element>(of key: Key, in elements: [Element]) {
+        guard let position = buckets.likelyPosition(hash: Hashing.hashBits(key)) else { return }
+        Prefetch.element(position, of: elements)
+    }
+
     /// Indexes the element at `position` (already in `elements`) under its key; `false`, and
     /// nothing changes, when the index already holds an element with that key.
     mutating func insert<Element>(_ position: Int, in elements: [Element], key keyOf: (Element) -> Key) -> Bool {

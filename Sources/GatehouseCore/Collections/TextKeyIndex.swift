@@ -20,6 +20,11 @@ struct TextKeyIndex: Sendable {
         buckets.find(hash: hash) { Self.keyEquals(text, keyAt($0), key, utf8) }
     }
 
+    /// Asks for the bucket a lookup of a key with `hash` reads first (``Prefetch``).
+    func prefetch(hash: UInt32) {
+        buckets.prefetch(hash: hash)
+    }
+
     /// Indexes `position` under `hash` in `bucket`, the empty bucket ``find`` answered for its
     /// key (or anywhere, when `bucket` is nil).
     mutating func insert(hash: UInt32, position: Int, at bucket: Int?) {

@@ -69,6 +69,13 @@ struct CurrencyHistories: Sendable {
 
     var isEmpty: Bool { listCount == 0 }
 
+    /// Asks for the bucket where a lookup of the list of `profile` in `currency` starts
+    /// (``Prefetch``).
+    func prefetch(_ profile: ProfileID, _ currency: String) {
+        guard !table.isEmpty, let number = codes.number(of: currency) else { return }
+        Prefetch.element(Self.home(Key(profile: profile, currency: number), mask: table.count - 1), of: table)
+    }
+
     /// The currency codes of a profile's lists, each with its list.
     func lists(of profile: ProfileID) -> [(currency: String, list: List)] {
         codes.codes.indices.compactMap { number in
@@ -102,18 +109,20 @@ struct CurrencyHistories: Sendable {
     // MARK: Changes
 
     /// Appends an entry moving the balance of `profile` in `currency` by `amount`, held within
-    /// 0 … `maximum`; answers it, or `nil` when nothing moves (no list is made then).
+    /// 0 … `maximum`, under a transaction id the rules made (its numbers, never spelled text);
+    /// answers what really moved and the balance after, or `nil` when nothing moves (no list is
+    /// made then).
     mutating func append(
-        _ profile: ProfileID, _ currency: String, amount: Int64, maximum: Int64, transactionID: String, source: CurrencySource,
-        ref: String, atMs: Int64
-    ) -> CurrencyEntry? {
+        _ profile: ProfileID, _ currency: String, amount: Int64, maximum: Int64, transaction: TransactionName,
+        source: CurrencySource, ref: String, atMs: Int64
+    ) -> (amount: Int64, balance: Int64)? {
+        precondition(transaction.index != TransactionName.spelled, "a new entry's transaction id is numbers")
         let key = Key(profile: profile, currency: codes.intern(currency))
         let bucket = bucket(of: key)
         let before = bucket.map { table[$0].balance } ?? 0
         let after = min(max(before + amount, 0), maximum)
         guard after != before else { return nil }
         precondition(entries.count < Int(Self.none), "too many currency history entries")
-        let transaction = TransactionName(transactionID, arena: &text)
         let stored = Stored(amount: after - before, balance: after, atMs: atMs, transaction: transaction, ref: text.append(ref),
                             previous: bucket.map { table[$0].newest } ?? Self.none, source: source)
         entries.append(stored)
@@ -125,8 +134,7 @@ struct CurrencyHistories: Sendable {
         } else {
             insert(List(key: key, newest: newest, count: 1, balance: after))
         }
-        return CurrencyEntry(transactionID: transactionID, amount: after - before, balance: after, source: source, ref: ref,
-                             atMs: atMs)
+        return (after - before, after)
     }
 
     /// Adds a whole list read back from storage, oldest first, whose balances the reader

@@ -248,16 +248,28 @@ public struct CurrencyLedger: Sendable {
         (pending[purchase] ?? []).sorted().compactMap { grants[$0] }
     }
 
+    /// Asks for the bucket a lookup of the history of `profile` in `currency` reads first
+    /// (``Prefetch``).
+    func prefetchHistory(of profile: ProfileID, _ currency: String) {
+        lists.prefetch(profile, currency)
+    }
+
+    /// Asks for the bucket a lookup of the idempotency key `key` reads first.
+    func prefetchIdempotency(_ key: String) {
+        keys.prefetch(key)
+    }
+
     // MARK: Changes (called by ProjectState.apply only)
 
-    /// Appends an entry and answers it; `nil` when nothing moves. Rules decide amounts that fit;
-    /// a credit made in the same batch by `apply` itself (a claim's pending grants, a merge) can
-    /// leave less room than a rule saw, so the amount is held within 0…max here, and the entry
-    /// records what really moved: a balance is always the sum of its history.
-    mutating func record(_ movement: CurrencyMovement, for profile: ProfileID, transactionID: String, atMs: Int64)
-        -> CurrencyEntry?
+    /// Appends an entry named `transaction` (``transactionID(sequence:index:)``'s numbers) and
+    /// answers what it moved and the balance after; `nil` when nothing moves. Rules decide
+    /// amounts that fit; a credit made in the same batch by `apply` itself (a claim's pending
+    /// grants, a merge) can leave less room than a rule saw, so the amount is held within 0…max
+    /// here, and the entry records what really moved: a balance is always the sum of its history.
+    mutating func record(_ movement: CurrencyMovement, for profile: ProfileID, transaction: TransactionName, atMs: Int64)
+        -> (amount: Int64, balance: Int64)?
     {
-        lists.append(profile, movement.currency, amount: movement.amount, maximum: Self.balanceMax, transactionID: transactionID,
+        lists.append(profile, movement.currency, amount: movement.amount, maximum: Self.balanceMax, transaction: transaction,
                      source: movement.source, ref: movement.ref, atMs: atMs)
     }
 

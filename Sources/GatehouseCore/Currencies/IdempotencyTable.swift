@@ -37,6 +37,12 @@ struct IdempotencyTable: Sendable {
         return found.map { record(at: $0) }
     }
 
+    /// Asks for the bucket where a lookup of `key` starts (``Prefetch``).
+    func prefetch(_ key: String) {
+        var bytes = key
+        bytes.withUTF8 { utf8 in index.prefetch(hash: TextKeyIndex.hash(key, utf8)) }
+    }
+
     /// The live records oldest first with their keys (what the ledger was rebuilt from, in the
     /// order it forgets them).
     var all: [(key: String, record: IdempotencyRecord)] {

@@ -88,8 +88,11 @@ public struct CurrencyBalance: Sendable, Equatable {
 }
 
 extension CurrencyLedger {
-    /// The id of the `index`-th balance change of the batch numbered `sequence`.
-    public static func transactionID(sequence: UInt64, index: Int) -> String { "vct_\(sequence)_\(index)" }
+    /// The id of the `index`-th balance change of the batch numbered `sequence`:
+    /// `vct_<sequence>_<index>`.
+    public static func transactionID(sequence: UInt64, index: Int) -> String {
+        TransactionName.spell(sequence: sequence, index: UInt32(index))
+    }
 }
 
 /// How a new paid term grants (DESIGN.md, "Virtual currencies", rules 1–3 and the triggers).

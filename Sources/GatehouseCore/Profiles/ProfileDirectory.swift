@@ -105,6 +105,17 @@ public struct ProfileDirectory: Sendable {
         return mergedTokenOwners[token].flatMap { profile($0) }
     }
 
+    /// Asks for the id index's bucket of `id` (``Prefetch``): the first step of finding it
+    /// ahead of its turn; ``prefetchProfile(_:)`` is the second.
+    func prefetchIndex(of id: ProfileID) {
+        byID.prefetchBucket(of: id)
+    }
+
+    /// Asks for the profile whose own id is most likely `id`.
+    func prefetchProfile(_ id: ProfileID) {
+        byID.prefetchElement(of: id, in: profiles)
+    }
+
     private func slot(of id: ProfileID) -> Int? {
         byID.position(of: id, in: profiles, key: Self.id)
     }

@@ -152,14 +152,44 @@ public struct ProjectState: Sendable, Equatable {
             apply(change, atMs: batch.atMs, counters: &counters)
         }
         // Entitlements changed exactly when what a document shows of them did.
-        for (id, before) in counters.entitlementsBefore.sorted(by: { $0.key < $1.key })
-        where profiles.isProfile(id) && entitlementViews(of: id, nowMs: batch.atMs) != before {
-            mark(id, [.entitlements], counters: &counters)
+        if !counters.entitlementsBefore.isEmpty {
+            for (id, before) in counters.entitlementsBefore.sorted(by: { $0.key < $1.key })
+            where profiles.isProfile(id) && entitlementViews(of: id, nowMs: batch.atMs) != before {
+                mark(id, [.entitlements], counters: &counters)
+            }
         }
         events.prune(nowMs: batch.atMs)
         purchases.dropStaleDeadlines()
         return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged)
+    }
+
+    /// Asks memory for what applying `batch` reads first, the index buckets of the profiles,
+    /// balances and idempotency keys it names, so that a replay, which knows the records after
+    /// the one it applies, has their cache misses overlap the apply of the ones before
+    /// (``Prefetch``). ``prefetchProfiles(for:)`` is the second step, once the buckets are in.
+    /// Reads a few buckets and changes nothing: `mutating` only so that it is handed the state in
+    /// place (a call on a state a class holds would first copy all its 650 bytes).
+    public mutating func prefetchBuckets(for batch: ChangeBatch) {
+        for change in batch.changes {
+            switch change {
+            case .balanceChanged(let id, let movement):
+                profiles.prefetchIndex(of: id)
+                currencies.prefetchHistory(of: id, movement.currency)
+            case .idempotencyRecorded(let key, _):
+                currencies.prefetchIdempotency(key)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Asks for the profiles whose balances `batch` changes: each is named by a bucket that
+    /// ``prefetchBuckets(for:)`` asked for some time before. `mutating` only as that is.
+    public mutating func prefetchProfiles(for batch: ChangeBatch) {
+        for change in batch.changes {
+            if case .balanceChanged(let id, _) = change { profiles.prefetchProfile(id) }
+        }
     }
 
     /// What one batch has numbered and touched so far.
@@ -174,9 +204,11 @@ public struct ProjectState: Sendable, Equatable {
         var keysChanged = false
     }
 
-    /// The profiles a batch touched. Nearly always one or two: they are kept in a short list,
-    /// with no allocation for a hash table or hashing of ids, until there are more.
+    /// The profiles a batch touched. Nearly always one or two: the first is held inline (a
+    /// batch that touches one profile, such as a `currency.transact`, allocates nothing for it),
+    /// the next few in a short list, with no hash table or hashing of ids until there are more.
     struct TouchedProfiles {
+        private var first: ProfileID?
         private var few: [ProfileID] = []
         private var many: Set<ProfileID>?
         private static let fewMax = 8
@@ -184,22 +216,33 @@ public struct ProjectState: Sendable, Equatable {
         mutating func insert(_ id: ProfileID) {
             if many != nil {
                 many?.insert(id)
-            } else if !few.contains(id) {
+            } else if first == nil {
+                first = id
+            } else if first != id, !few.contains(id) {
                 if few.count < Self.fewMax {
                     few.append(id)
                 } else {
-                    many = Set(few + [id])
+                    many = Set(few + [first!, id])
+                    first = nil
                     few = []
                 }
             }
         }
 
         mutating func remove(_ id: ProfileID) {
-            if many != nil { many?.remove(id) } else { few.removeAll { $0 == id } }
+            if many != nil {
+                many?.remove(id)
+            } else if first == id {
+                first = few.popLast()
+            } else {
+                few.removeAll { $0 == id }
+            }
         }
 
         func sorted() -> [ProfileID] {
-            many.map { $0.sorted() } ?? few.sorted()
+            if let many { return many.sorted() }
+            guard let first else { return [] }
+            return few.isEmpty ? [first] : (few + [first]).sorted()
         }
     }
 
@@ -335,9 +378,9 @@ public struct ProjectState: Sendable, Equatable {
     private mutating func move(_ movement: CurrencyMovement, for id: ProfileID, atMs: Int64, counters: inout BatchCounters)
         -> Int64
     {
-        let transactionID = CurrencyLedger.transactionID(sequence: sequence, index: counters.movements)
+        let transaction = TransactionName(sequence: sequence, index: UInt32(counters.movements))
         counters.movements += 1
-        guard let entry = currencies.record(movement, for: id, transactionID: transactionID, atMs: atMs) else { return 0 }
+        guard let entry = currencies.record(movement, for: id, transaction: transaction, atMs: atMs) else { return 0 }
         // The profile is found once, for its cursor and the event's customer user id.
         let (marked, customerUserID) = profiles.markReadingCustomerUserID(id, [.currencies], at: sequence)
         if marked { counters.changed.insert(id) }
@@ -345,12 +388,12 @@ public struct ProjectState: Sendable, Equatable {
         events.append(cursor: sequence, index: UInt32(counters.events), type: .virtualCurrencyTransaction, profileID: id,
                       customerUserID: customerUserID, atMs: atMs) { details in
             details.count(movement.reason == nil ? 6 : 7)
-            details.string(.transactionID, entry.transactionID)
+            details.string(.transactionID, TransactionName.spell(sequence: transaction.sequence, index: transaction.index))
             details.string(.currency, movement.currency)
             details.int(.amount, entry.amount)
             details.int(.balance, entry.balance)
-            details.string(.source, entry.source.rawValue)
-            details.string(.ref, entry.ref)
+            details.string(.source, movement.source.rawValue)
+            details.string(.ref, movement.ref)
             if let reason = movement.reason { details.string(.reason, reason) }
         }
         counters.events += 1

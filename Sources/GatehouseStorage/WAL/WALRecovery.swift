@@ -22,10 +22,11 @@ struct WALRecovery {
     /// Replays every record at or after `replayFrom` in two stages on two cores (``Pipeline``):
     /// a thread of its own reads, checks and inflates the segments and calls `prepare` on each
     /// record (decoding, which needs nothing applied before it), while the caller's thread calls
-    /// `apply` on the prepared records in log order. An error of either stage ends the replay
-    /// as if it had run on one thread: what came before it was applied, nothing after it.
+    /// `apply` on the prepared records in log order, a batch at a time. An error of either
+    /// stage ends the replay as if it had run on one thread: what came before it was applied,
+    /// nothing after it.
     func run<Prepared>(
-        replayFrom: LSN, prepare: (LSN, LogRecord) throws -> Prepared, apply: (LSN, Prepared) throws -> Void
+        replayFrom: LSN, prepare: (LSN, LogRecord) throws -> Prepared, apply: ([(lsn: LSN, record: Prepared)]) throws -> Void
     ) throws -> Outcome {
         let created = try prepareDirectory()
         let listing = try listSegments()
@@ -42,7 +43,7 @@ struct WALRecovery {
             produce: { emit in
                 try scan(listing, replayFrom: replayFrom) { lsn, record in try emit((lsn, try prepare(lsn, record))) }
             },
-            consume: { item in try apply(item.0, item.1) }
+            consume: apply
         )
         var scans = scanned.scans
         let replayed = scanned.visited

@@ -31,13 +31,17 @@ public final class WriteAheadLog: Sendable {
         replay: (LSN, LogRecord) throws -> Void
     ) throws -> (WriteAheadLog, RecoveryReport) {
         try open(directory: directory, fileSystem: fileSystem, options: options, replayFrom: replayFrom, logger: logger,
-                 onFatal: onFatal, prepare: { _, record in record }, replay: replay)
+                 onFatal: onFatal, prepare: { _, record in record }) { records in
+            for (lsn, record) in records { try replay(lsn, record) }
+        }
     }
 
     /// Like ``open(directory:fileSystem:options:replayFrom:logger:onFatal:replay:)``, with the
     /// replay in two stages on two cores: `prepare` runs on a thread of its own as the log is
     /// read (decoding, which needs nothing applied before it), `replay` on the caller's thread
-    /// with the prepared records in order. `prepare` must not touch what `replay` touches.
+    /// with the prepared records in order, a batch at a time (so it can look at the records
+    /// after the one it applies: ``Pipeline/Lookahead``). `prepare` must not touch what `replay`
+    /// touches; if `replay` throws, it is given no record after the batch it threw in.
     public static func open<Prepared>(
         directory: String,
         fileSystem: any FileSystem,
@@ -46,7 +50,7 @@ public final class WriteAheadLog: Sendable {
         logger: Logger,
         onFatal: @escaping @Sendable (StorageError) -> Void,
         prepare: (LSN, LogRecord) throws -> Prepared,
-        replay: (LSN, Prepared) throws -> Void
+        replay: ([(lsn: LSN, record: Prepared)]) throws -> Void
     ) throws -> (WriteAheadLog, RecoveryReport) {
         let files = SegmentFiles(directory: directory, fileSystem: fileSystem, options: options, limits: try WALLimits(options))
         let start = max(replayFrom, 1)
