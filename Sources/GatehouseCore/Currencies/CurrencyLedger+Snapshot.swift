@@ -109,8 +109,8 @@ extension CurrencyHistories {
 }
 
 extension TermGrantTable {
-    /// Every grant ordered by term (as ``sortedByTerm``): `grant`, then `line` for each of its
-    /// lines. Like the histories (``CurrencyHistories/forEachInOrder(_:entry:)``), a batch of
+    /// Every grant ordered by term (`String` order, bytes for ASCII terms): `grant`, then `line`
+    /// for each of its lines. Like the histories (``CurrencyHistories/forEachInOrder(_:entry:)``), a batch of
     /// grants has its records and texts gathered before it is written.
     func forEachByTerm(_ grant: (CurrencyLedger.LentTermGrant) -> Void, line: (TermGrant.Line) -> Void) {
         let order = text.sortedPositionsByLeadingBytes(of: grants.map(\.term))

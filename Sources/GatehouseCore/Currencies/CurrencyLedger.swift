@@ -199,19 +199,6 @@ public struct CurrencyLedger: Sendable {
         return lists.newest(of: list, limit: limit)
     }
 
-    /// Every history, oldest entry first, in profile then currency order (what a snapshot
-    /// writes).
-    public func forEachHistory(_ body: (ProfileID, String, [CurrencyEntry]) -> Void) {
-        let codes = lists.codes
-        let ordered = lists.lists.sorted { a, b in
-            if a.key.profile != b.key.profile { return a.key.profile < b.key.profile }
-            return codes[a.key.currency] < codes[b.key.currency]
-        }
-        for list in ordered {
-            body(list.key.profile, codes[list.key.currency], lists.all(of: list))
-        }
-    }
-
     /// How many histories (profile and currency) the ledger holds.
     public var historyCount: Int { lists.listCount }
 
@@ -236,9 +223,6 @@ public struct CurrencyLedger: Sendable {
 
     /// Every term grant by term: a view that builds what is asked of it.
     public var termGrants: TermGrants { TermGrants(table: grants) }
-
-    /// Every term grant ordered by term (what a snapshot writes).
-    public var termGrantsByTerm: [TermGrant] { grants.sortedByTerm }
 
     /// Every history, per profile and currency: a view that builds what is asked of it.
     public var histories: Histories { Histories(lists: lists) }

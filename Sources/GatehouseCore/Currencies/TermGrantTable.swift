@@ -46,11 +46,6 @@ struct TermGrantTable: Sendable {
     /// Every grant, in the order the terms were first stored.
     var all: [TermGrant] { grants.indices.map { grant(at: $0) } }
 
-    /// Every grant ordered by term as `String`s order (bytes, for ASCII terms).
-    var sortedByTerm: [TermGrant] {
-        text.sortedPositions(of: grants.map(\.term)).map { grant(at: $0) }
-    }
-
     private func slot(of term: String) -> Int? {
         var bytes = term
         return bytes.withUTF8 { utf8 in find(term, utf8, hash: TextKeyIndex.hash(term, utf8)).position }
