@@ -11,8 +11,13 @@ public struct SyncOutcome: Sendable {
 extension Project {
     /// A `sync` the connection could not settle from the board: builds the document only when
     /// something changed; that answer waits for the log (`lsn`), "nothing changed" does not.
+    /// The board learns the profile's cursor, so its next poll is answered on the connection's
+    /// thread.
     public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> Committed<SyncOutcome> {
         let decision = try reading { state throws(GatehouseError) in try state.sync(profile: id, cursor: cursor) }
+        if let latest = peek({ $0.profiles.cursor(of: decision.profileID) }) {
+            syncBoard.learn(decision.profileID, cursor: latest)
+        }
         guard !decision.changed.isEmpty else {
             return Committed(SyncOutcome(cursor: decision.cursor, changed: [], view: nil), lsn: 0)
         }

@@ -61,7 +61,7 @@ public actor Project {
         self.originLSN = originLSN
         self.context = context
         self.published = PublishedProjectState(state: state)
-        self.syncBoard = SyncBoard(state: state)
+        self.syncBoard = SyncBoard(configCursor: state.configCursor)
     }
 
     var log: WriteAheadLog { context.log }

@@ -59,12 +59,6 @@ public struct ProfileDirectory: Sendable {
     /// Every profile, ordered by id (snapshots are deterministic).
     public var all: [Profile] { profiles.sorted { $0.id < $1.id } }
 
-    /// Every profile's id and latest cursor, in no particular order, without copying or sorting
-    /// the profiles (what `sync`'s board is built from).
-    public func forEachCursor(_ body: (ProfileID, UInt64) -> Void) {
-        for index in profiles.indices { body(profiles[index].id, profiles[index].cursors.latest) }
-    }
-
     /// The latest cursor of the profile whose own id is `id`.
     public func cursor(of id: ProfileID) -> UInt64? {
         slot(of: id).map { profiles[$0].cursors.latest }
