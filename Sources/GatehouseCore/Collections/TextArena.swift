@@ -26,6 +26,7 @@ struct TextArena: Sendable {
     /// Appends UTF-8 bytes as one string; answers its offset.
     mutating func append(utf8: UnsafeBufferPointer<UInt8>) -> Int {
         let offset = bytes.count
+        bytes.reserveForAppend(utf8.count + 10)
         var remaining = UInt64(utf8.count)
         while remaining >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)

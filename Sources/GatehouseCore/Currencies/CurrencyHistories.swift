@@ -125,6 +125,7 @@ struct CurrencyHistories: Sendable {
         precondition(entries.count < Int(Self.none), "too many currency history entries")
         let stored = Stored(amount: after - before, balance: after, atMs: atMs, transaction: transaction, ref: text.append(ref),
                             previous: bucket.map { table[$0].newest } ?? Self.none, source: source)
+        entries.reserveForAppend(1)
         entries.append(stored)
         let newest = UInt32(entries.count - 1)
         if let bucket {

@@ -82,6 +82,7 @@ struct IdempotencyTable: Sendable {
                 return true
             }
             index.insert(hash: hash, position: records.count, at: bucket)
+            records.reserveForAppend(1)
             records.append(stored(record, key: text.append(utf8: utf8)))
             return false
         }
@@ -105,6 +106,7 @@ struct IdempotencyTable: Sendable {
                 let (position, bucket) = find(key, utf8, hash: hash)
                 guard position == nil else { return false }
                 index.insert(hash: hash, position: records.count, at: bucket)
+                records.reserveForAppend(1)
                 records.append(stored(record, key: text.append(utf8: utf8)))
                 return true
             }

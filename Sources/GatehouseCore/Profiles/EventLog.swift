@@ -75,9 +75,11 @@ public struct EventLog: Sendable {
         if let last = entries.last {
             precondition((last.cursor, last.index) < (cursor, index), "event \(cursor)_\(index) after \(last.cursor)_\(last.index)")
         }
+        detailBytes.reserveForAppend(256)
         var writer = HeldDetailsWriter(adopting: &detailBytes)
         details(&writer)
         detailBytes = writer.finish()
+        entries.reserveForAppend(1)
         entries.append(Entry(customerUserID: customerUserID, cursor: cursor, atMs: atMs, detailsEnd: detailBytes.count,
                              profileID: profileID, type: type, index: index))
     }
