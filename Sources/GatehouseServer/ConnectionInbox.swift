@@ -1,14 +1,13 @@
 import GatehouseRuntime
 import GatehouseStorage
 import GatehouseWire
-import Synchronization
 
 /// Runs one connection's deferred requests one after another, in the order they were read,
 /// on the Swift concurrency pool. A task exists only while there is work: ten thousand idle
 /// connections cost no tasks.
 final class ConnectionInbox: Sendable {
     private let core: ServerCore
-    private let state = Mutex(State())
+    private let mailbox = Mailbox<Job>()
 
     private struct Job {
         let request: Request
@@ -16,23 +15,12 @@ final class ConnectionInbox: Sendable {
         let done: @Sendable ([UInt8]) -> Void
     }
 
-    private struct State {
-        var jobs: [Job] = []
-        var running = false
-    }
-
     init(core: ServerCore) {
         self.core = core
     }
 
     func submit(_ request: Request, session: Session, done: @escaping @Sendable ([UInt8]) -> Void) {
-        let mustStart = state.withLock { state -> Bool in
-            state.jobs.append(Job(request: request, session: session, done: done))
-            if state.running { return false }
-            state.running = true
-            return true
-        }
-        if mustStart {
+        if mailbox.post(CollectionOfOne(Job(request: request, session: session, done: done))) {
             Task { await self.drain() }
         }
     }
@@ -41,7 +29,7 @@ final class ConnectionInbox: Sendable {
     /// the first one's fsync: answers wait for durability on their own, so a pipelined batch of
     /// writes shares one group commit.
     private func drain() async {
-        while let batch = takeBatch() {
+        while let batch = mailbox.take() {
             for job in batch {
                 let (answer, durableAt) = await core.run(job.request, session: job.session)
                 if let durableAt {
@@ -50,18 +38,6 @@ final class ConnectionInbox: Sendable {
                     job.done(answer)
                 }
             }
-        }
-    }
-
-    /// Everything queued so far, or `nil` (and no longer running) when there is nothing.
-    private func takeBatch() -> [Job]? {
-        state.withLock { state in
-            if state.jobs.isEmpty {
-                state.running = false
-                return nil
-            }
-            defer { state.jobs.removeAll(keepingCapacity: true) }
-            return state.jobs
         }
     }
 }

@@ -38,12 +38,7 @@ final class ProjectLane: Sendable {
     let project: Project
     private let log: WriteAheadLog
     private let stats: ServerStats
-    private let state = Mutex(State())
-
-    private struct State {
-        var jobs: [LaneJob] = []
-        var running = false
-    }
+    private let mailbox = Mailbox<LaneJob>()
 
     /// At most this many steps in one visit of the actor, so other work queued on it (a
     /// snapshot's capture, a timer) is not kept waiting behind a long backlog.
@@ -57,38 +52,16 @@ final class ProjectLane: Sendable {
 
     /// Queues steps (from a loop thread); a task starts if none is running.
     func submit(_ jobs: [LaneJob]) {
-        let mustStart = state.withLock { state -> Bool in
-            state.jobs.append(contentsOf: jobs)
-            if state.running { return false }
-            state.running = true
-            return true
-        }
-        if mustStart {
+        if mailbox.post(jobs) {
             Task { await self.drain() }
         }
     }
 
     private func drain() async {
-        while let jobs = takeRound() {
+        while let jobs = mailbox.take(atMost: Self.roundJobsMax) {
             let outcomes = await project.perform { project in Self.run(jobs, in: project) }
             stats.laneRoundRan(steps: jobs.count)
             deliver(outcomes.outcomes, after: outcomes.durableAt)
-        }
-    }
-
-    /// The steps of the next round, oldest first, or `nil` (and no longer running) when there are none.
-    private func takeRound() -> [LaneJob]? {
-        state.withLock { state in
-            if state.jobs.isEmpty {
-                state.running = false
-                return nil
-            }
-            if state.jobs.count <= Self.roundJobsMax {
-                defer { state.jobs.removeAll(keepingCapacity: true) }
-                return state.jobs
-            }
-            defer { state.jobs.removeFirst(Self.roundJobsMax) }
-            return Array(state.jobs.prefix(Self.roundJobsMax))
         }
     }
 
