@@ -110,9 +110,8 @@ extension ServerCore {
     /// the same step, or the error). The caller must know the session is settled (nothing that
     /// could change it is still to run).
     func quickStep(_ line: UnsafeRawBufferPointer, session: Session) -> (lane: ProjectLane, principal: Principal, id: JSONValue, step: ProjectStep)? {
-        guard let scan = TransactScan.scan(line), let principal = session.current, principal.isCurrent,
-            case .project(let project, _, _) = principal, CurrencyOperations.transact.roles.contains(principal.role),
-            let step = CurrencyOperations.transactStep(scan)
+        guard let scan = TransactScan.scan(line), let principal = try? authorize(CurrencyOperations.transact, session),
+            let project = principal.project, let step = CurrencyOperations.transactStep(scan)
         else { return nil }
         return (lanes.lane(for: project), principal, scan.id, step)
     }
@@ -122,8 +121,7 @@ extension ServerCore {
     /// and the project's board says nothing changed. Anything else answers `nil` and takes the
     /// general road (which gives the same answer, or the error).
     private func quickSync(_ line: UnsafeRawBufferPointer, session: Session) -> [UInt8]? {
-        guard let scan = SyncScan.scan(line), let principal = session.current, principal.isCurrent,
-            case .project(let project, _, _) = principal, SyncOperations.sync.roles.contains(principal.role),
+        guard let scan = SyncScan.scan(line), let project = (try? authorize(SyncOperations.sync, session))?.project,
             let id = ProfileID(utf8: UnsafeRawBufferPointer(rebasing: line[scan.profileRange])),
             project.syncBoard.nothingChanged(for: id, after: scan.cursor) == true
         else { return nil }

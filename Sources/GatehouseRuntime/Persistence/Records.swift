@@ -91,9 +91,7 @@ enum StateCoding {
     static let sectionCount = 4
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
-        let parts = sectionBytes(of: state)
-        writeTable(parts, into: &writer)
-        for part in parts { writer.writeRaw(part) }
+        write(sections: sectionBytes(of: state), into: &writer)
     }
 
     /// Each section's bytes, in order (tests build bodies from them with ``body(sections:)``).
@@ -108,19 +106,20 @@ enum StateCoding {
     /// A version 3 body made of `parts`.
     static func body(sections parts: [[UInt8]]) -> [UInt8] {
         var writer = ByteWriter()
+        write(sections: parts, into: &writer)
+        return writer.bytes
+    }
+
+    /// The table of the sections' lengths, then the sections.
+    private static func write(sections parts: [[UInt8]], into writer: inout ByteWriter) {
         writeTable(parts, into: &writer)
         for part in parts { writer.writeRaw(part) }
-        return writer.bytes
     }
 
     /// The version, then each section's length.
     private static func writeTable(_ parts: [[UInt8]], into writer: inout ByteWriter) {
-        writeTable(lengths: parts.map(\.count), into: &writer)
-    }
-
-    private static func writeTable(lengths: [Int], into writer: inout ByteWriter) {
         writer.writeVarUInt(version)
-        for length in lengths { writer.writeVarUInt(UInt64(length)) }
+        for part in parts { writer.writeVarUInt(UInt64(part.count)) }
     }
 
     private static let sections: [@Sendable (ProjectState, inout ByteWriter) -> Void] = [
