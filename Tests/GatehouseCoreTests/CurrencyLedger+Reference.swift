@@ -23,6 +23,6 @@ extension TermGrantTable {
     /// Every grant ordered by term as `String`s order (bytes, for ASCII terms).
     var sortedByTerm: [TermGrant] {
         let all = self.all
-        return text.sortedPositions(of: grants.map(\.term)).map { all[$0] }
+        return text.sortedPositionsComparingWhole(of: grants.map(\.term)).map { all[$0] }
     }
 }

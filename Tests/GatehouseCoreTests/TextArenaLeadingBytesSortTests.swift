@@ -6,7 +6,7 @@ import Testing
     private func sorted(_ strings: [String]) -> [String] {
         var arena = TextArena()
         let offsets = strings.map { arena.append($0) }
-        return arena.sortedPositionsByLeadingBytes(of: offsets).map { strings[$0] }
+        return arena.sortedPositions(of: offsets).map { strings[$0] }
     }
 
     @Test(arguments: [

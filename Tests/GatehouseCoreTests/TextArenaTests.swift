@@ -7,7 +7,7 @@ import Testing
     static func sorted(_ strings: [String]) -> [String] {
         var arena = TextArena()
         let offsets = strings.map { arena.append($0) }
-        return arena.sortedPositions(of: offsets).map { strings[$0] }
+        return arena.sortedPositionsComparingWhole(of: offsets).map { strings[$0] }
     }
 
     @Test(arguments: [

@@ -3,14 +3,15 @@ import Glibc
 #endif
 
 extension TextArena {
-    /// The order of ``sortedPositions(of:)``, found faster for many ASCII strings that share a
-    /// long prefix (a million terms `test:2000000…`, store transaction ids `2000000…`): each
-    /// string's first 8 bytes after the prefix they all share, big-endian in a `UInt64`, are
-    /// sorted along with its position, and only strings whose 8 bytes tie are compared in full.
-    /// Comparing every pair in full read both strings from wherever they lay in the arena, a
-    /// third of a second for a million. Strings that are not all ASCII are sorted by
-    /// ``sortedPositions(of:)``.
-    func sortedPositionsByLeadingBytes(of offsets: [Int]) -> [Int] {
+    /// The positions `0..<offsets.count` ordered as the strings at `offsets` order as `String`s
+    /// do (the sorted parts of a snapshot). For ASCII strings, which often share a long prefix
+    /// (a million terms `test:2000000…`, store transaction ids `2000000…`): each string's first
+    /// 8 bytes after the prefix they all share, big-endian in a `UInt64`, are sorted along with
+    /// its position, and only strings whose 8 bytes tie are compared in full. Comparing every
+    /// pair in full read both strings from wherever they lay in the arena, a third of a second
+    /// for a million. Strings that are not all ASCII are sorted by
+    /// ``sortedPositionsComparingWhole(of:)``.
+    func sortedPositions(of offsets: [Int]) -> [Int] {
         bytes.withUnsafeBufferPointer { all -> [Int]? in
             let places = offsets.map { Self.place(at: $0, in: all) }
             guard places.allSatisfy({ UnsafeBufferPointer(rebasing: all[$0.start..<$0.start + $0.length]).allSatisfy { $0 < 0x80 } })
@@ -26,7 +27,7 @@ extension TextArena {
                 return order != 0 ? order < 0 : x.length < y.length
             }
             return keyed.map(\.position)
-        } ?? sortedPositions(of: offsets)
+        } ?? sortedPositionsComparingWhole(of: offsets)
     }
 
     /// How many leading bytes every string of `places` shares with the first.

@@ -79,11 +79,11 @@ struct TextArena: Sendable {
 }
 
 extension TextArena {
-    /// The positions `0..<offsets.count` ordered as the strings at `offsets` order as `String`s
-    /// do. Each string is found once; when all are ASCII (where `String` order is byte order)
-    /// the sort compares bytes in place, otherwise it compares `String`s. For the sorted parts of
-    /// a snapshot: a million keys compared through ``withUTF8(at:_:)`` took most of a second.
-    func sortedPositions(of offsets: [Int]) -> [Int] {
+    /// The order of ``sortedPositions(of:)``, each pair compared whole. Each string is found
+    /// once; when all are ASCII (where `String` order is byte order) the sort compares bytes in
+    /// place, otherwise it compares `String`s. A million keys compared through
+    /// ``withUTF8(at:_:)`` took most of a second.
+    func sortedPositionsComparingWhole(of offsets: [Int]) -> [Int] {
         bytes.withUnsafeBufferPointer { all -> [Int] in
             var starts = [Int](repeating: 0, count: offsets.count)
             var lengths = [Int](repeating: 0, count: offsets.count)

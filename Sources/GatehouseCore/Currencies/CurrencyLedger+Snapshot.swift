@@ -113,7 +113,7 @@ extension TermGrantTable {
     /// for each of its lines. Like the histories (``CurrencyHistories/forEachInOrder(_:entry:)``), a batch of
     /// grants has its records and texts gathered before it is written.
     func forEachByTerm(_ grant: (CurrencyLedger.LentTermGrant) -> Void, line: (TermGrant.Line) -> Void) {
-        let order = text.sortedPositionsByLeadingBytes(of: grants.map(\.term))
+        let order = text.sortedPositions(of: grants.map(\.term))
         var gathered: [Stored] = []
         for start in stride(from: 0, to: order.count, by: CurrencyLedger.gatheredPerBatch) {
             gathered.removeAll(keepingCapacity: true)

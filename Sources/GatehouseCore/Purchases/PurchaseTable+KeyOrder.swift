@@ -2,7 +2,7 @@ extension PurchaseTable {
     /// The slots ordered by key (store, then id, as ``PurchaseKey`` orders them), so a table
     /// writes the same bytes whatever order it learnt its purchases in. No key is compared as a
     /// `String` in the sort: the slots are grouped by store (a project has a few) and each
-    /// store's ids are sorted by ``TextArena/sortedPositionsByLeadingBytes(of:)``. Sorting a
+    /// store's ids are sorted by ``TextArena/sortedPositions(of:)``. Sorting a
     /// million slots by `PurchaseKey` built two keys, and compared their strings, at every step.
     var slotsByKey: [Int] {
         var stores = CodeList()
@@ -18,7 +18,7 @@ extension PurchaseTable {
             let slots = slotsOfStore[number]
             var ids = TextArena()
             let offsets = slots.map { ids.append(values[$0].key.id) }
-            ordered.append(contentsOf: ids.sortedPositionsByLeadingBytes(of: offsets).lazy.map { slots[$0] })
+            ordered.append(contentsOf: ids.sortedPositions(of: offsets).lazy.map { slots[$0] })
         }
         return ordered
     }
