@@ -15,9 +15,7 @@ extension Project {
     /// thread.
     public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> Committed<SyncOutcome> {
         let decision = try reading { state throws(GatehouseError) in try state.sync(profile: id, cursor: cursor) }
-        if let latest = peek({ $0.profiles.cursor(of: decision.profileID) }) {
-            syncBoard.learn(decision.profileID, cursor: latest)
-        }
+        syncBoard.learn(decision.profileID, cursor: decision.profileCursor)
         guard !decision.changed.isEmpty else {
             return Committed(SyncOutcome(cursor: decision.cursor, changed: [], view: nil), lsn: 0)
         }

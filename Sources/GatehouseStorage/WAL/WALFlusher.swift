@@ -69,8 +69,9 @@ final class WALFlusher: @unchecked Sendable {
     /// before writing: what arrives while a frame syncs is written together at the next, but
     /// the first append after a sync would otherwise start a frame of its own while the others
     /// of its burst (the next loop turn's requests) arrive just behind it, and wait a whole
-    /// sync. Waits while appends keep coming (each within `burstGap` of the last), for at most
-    /// a quarter of the last sync's duration; never when the log was idle for longer than a sync.
+    /// sync. Waits while appends keep coming (each within ``burstGapNanoseconds`` of the last),
+    /// for at most a quarter of the last sync's duration; never when the log was idle for longer
+    /// than a sync.
     private func gatherLateAppends(into appends: inout [PendingAppend]) {
         guard options.policy == .always, lastSyncNanoseconds > 0,
             MonotonicTime.now() &- lastSyncTime < lastSyncNanoseconds
