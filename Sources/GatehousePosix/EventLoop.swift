@@ -174,6 +174,9 @@ public final class EventLoop: @unchecked Sendable {
                     handler.handle(IOEvents(rawValue: events[index]))
                 }
             }
+            // What the events set up goes first (the requests they read are handed over to
+            // their projects), then tasks (answers to write), whose own end-of-turn work follows.
+            runEndOfTurn()
             runTasks()
             runDueTimers()
             runEndOfTurn()
@@ -182,9 +185,9 @@ public final class EventLoop: @unchecked Sendable {
         runEndOfTurn()
     }
 
-    /// Runs `body` on this loop's thread once the current turn's events and tasks are handled:
-    /// work that many events of one turn share (one write of many answers) is done once.
-    /// Loop thread only.
+    /// Runs `body` on this loop's thread once the current phase of the turn is handled (its
+    /// events, or its tasks and timers): work that many of them share (one hand-over of many
+    /// requests, one write of many answers) is done once. Loop thread only.
     public func atEndOfTurn(_ body: @escaping () -> Void) {
         endOfTurn.append(body)
     }

@@ -20,6 +20,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private let inbox: ConnectionInbox
     /// Where this loop's project steps gather for the end of the turn.
     private let laneBatch: LaneBatch
+    private let pushTarget: PushTarget
     /// Deferred requests go one of two ways: the project's lane or the inbox. Only one way is
     /// in use at a time (a single lane at that), so the connection's order holds: a request for
     /// the other way waits in `held` until what is in flight has answered.
@@ -56,13 +57,14 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         self.core = core
         self.framer = LineFramer(maxLineBytes: core.configuration.lineBytesMax)
         // Pushes come from the log's thread; they reach this connection through its loop.
-        let box = WeakConnection()
+        let pushTarget = PushTarget()
+        self.pushTarget = pushTarget
         self.session = Session(watches: ConnectionWatches(id: id) { [loop] line in
-            loop.execute { box.connection?.push(line) }
+            loop.execute { pushTarget.connection?.push(line) }
         })
         self.inbox = ConnectionInbox(core: core)
         self.lastActivityNanoseconds = EventLoop.monotonicNanoseconds()
-        box.connection = self
+        pushTarget.connection = self
     }
 
     /// Room asked of the framer for each read: enough for many pipelined requests, small enough
@@ -404,12 +406,18 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         socket.close()
         output = []
         session.watches?.releaseAll()
+        pushTarget.connection = nil
         onClose(self)
     }
 }
 
-/// The connection as pushes see it: gone once it is released.
-private final class WeakConnection: @unchecked Sendable {
-    // Written once before any push can arrive; read on the connection's loop thread only.
-    weak var connection: Connection?
+/// The connection as pushes see it, until it closes.
+///
+/// A strong reference that `close()` clears, not a weak one: a weak reference gives the
+/// connection a side table, and every retain and release of it (each lane step and answer
+/// carries one) would then take the runtime's slow path.
+private final class PushTarget: @unchecked Sendable {
+    // Set in init, before any push can arrive; cleared by close() and read by pushes, both on
+    // the connection's loop thread.
+    var connection: Connection?
 }
