@@ -89,10 +89,17 @@ final class ProjectLane: Sendable {
         log.whenDurable(lsn) { Self.send(outcomes) }
     }
 
-    /// One task per loop carries that loop's answers. Each connection writes its answers as soon
-    /// as its last one of the round is in, so the first clients can send their next requests
-    /// while the loop is still writing to the others.
+    /// One task per loop carries that loop's answers. A connection writes its answers as soon
+    /// as the last of a run of them is in (a connection's steps are handed over together, so
+    /// its answers of a round are next to each other), so the first clients can send their
+    /// next requests while the loop is still writing to the others.
     private static func send(_ outcomes: [LaneOutcome]) {
+        guard let loop = outcomes.first?.connection.loop else { return }
+        if outcomes.allSatisfy({ $0.connection.loop === loop }) {
+            // One loop serves them all (always, with one I/O thread).
+            loop.execute { finish(outcomes) }
+            return
+        }
         var byLoop: [(loop: EventLoop, outcomes: [LaneOutcome])] = []
         for outcome in outcomes {
             let loop = outcome.connection.loop
@@ -103,14 +110,16 @@ final class ProjectLane: Sendable {
             }
         }
         for (loop, outcomes) in byLoop {
-            loop.execute {
-                var lastOfConnection = Set<ObjectIdentifier>()
-                var isLast = [Bool](repeating: false, count: outcomes.count)
-                for index in outcomes.indices.reversed() {
-                    isLast[index] = lastOfConnection.insert(ObjectIdentifier(outcomes[index].connection)).inserted
-                }
-                for (outcome, last) in zip(outcomes, isLast) { outcome.connection.finish(outcome, writingNow: last) }
-            }
+            loop.execute { finish(outcomes) }
+        }
+    }
+
+    /// On the connections' loop.
+    private static func finish(_ outcomes: [LaneOutcome]) {
+        for index in outcomes.indices {
+            let connection = outcomes[index].connection
+            let endsRun = index == outcomes.count - 1 || outcomes[index + 1].connection !== connection
+            connection.finish(outcomes[index], writingNow: endsRun)
         }
     }
 }

@@ -72,7 +72,7 @@ extension ServerCore {
         do {
             let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
             let step = try prepare(context)
-            return .lane(lanes.lane(for: context.project), context.principal, step)
+            return .lane(session.lane(of: context.project, in: lanes), context.principal, step)
         } catch {
             return .answer(Answer.failure(id: request.id, error))
         }
@@ -113,7 +113,7 @@ extension ServerCore {
         guard let scan = TransactScan.scan(line), let principal = try? authorize(CurrencyOperations.transact, session),
             let project = principal.project, let step = CurrencyOperations.transactStep(scan)
         else { return nil }
-        return (lanes.lane(for: project), principal, scan.id, step)
+        return (session.lane(of: project, in: lanes), principal, scan.id, step)
     }
 
     /// The SDK's poll, `sync` finding nothing changed, answered without the general parser or
