@@ -251,11 +251,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     func finish(_ outcome: LaneOutcome, writingNow: Bool) {
         laneInFlight -= 1
         if laneInFlight == 0 { laneInUse = nil }
-        let bytes = switch outcome.result {
-        case .success(let reply): Answer.success(id: outcome.requestID, reply.result)
-        case .failure(let error): Answer.failure(id: outcome.requestID, error)
+        complete(outcome.slot) { out in
+            switch outcome.result {
+            case .success(let reply): Answer.appendSuccess(id: outcome.requestID, reply.result, to: &out)
+            case .failure(let error): Answer.appendFailure(id: outcome.requestID, error, to: &out)
+            }
         }
-        complete(outcome.slot, with: bytes)
         if writingNow { flush() }
     }
 
@@ -285,8 +286,21 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// arrive together, as tasks of the same loop turn: they are gathered and written with one
     /// send at the end of the turn, not one send each (a pipelined client's writes share it).
     private func complete(_ slot: UInt64, with bytes: [UInt8]) {
+        complete(slot) { $0.append(contentsOf: bytes) }
+    }
+
+    /// ``complete(_:with:)`` for an answer still to be written out: the answer next in order is
+    /// written straight into the output, the others into a buffer of their own to wait their turn.
+    private func complete(_ slot: UInt64, writing answer: (inout [UInt8]) -> Void) {
         guard !isClosed else { return }
-        answers.fill(slot, with: bytes)
+        if slot == answers.firstSlot {
+            answer(&output)
+            answers.releaseFirst()
+        } else {
+            var bytes: [UInt8] = []
+            answer(&bytes)
+            answers.fill(slot, with: bytes)
+        }
         answers.drainReady(into: &output)
         if heldHead < held.count { dispatchHeld() }
         guard !flushScheduled else { return }

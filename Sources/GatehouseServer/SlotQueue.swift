@@ -27,6 +27,13 @@ struct SlotQueue {
         slots[index] = answer
     }
 
+    /// Gives up the first slot, whose answer its owner wrote out itself.
+    mutating func releaseFirst() {
+        precondition(head < slots.count && slots[head] == nil, "released a slot not held or already answered")
+        head += 1
+        firstSlot += 1
+    }
+
     /// Moves every answer ready at the front into `output`, in order.
     mutating func drainReady(into output: inout [UInt8]) {
         while head < slots.count, let answer = slots[head] {
