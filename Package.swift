@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "GatehouseCore", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
         .target(name: "GatehouseWire", dependencies: ["GatehouseCore", "GatehouseBase"]),
         .target(name: "GatehousePosix", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
-        .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib"]),
+        .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib", "CGatehouseLinux"]),
         .target(name: "GatehouseAppStore", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase", "COpenSSL"]),
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(

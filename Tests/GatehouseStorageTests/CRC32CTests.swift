@@ -26,4 +26,25 @@ import Testing
             #expect(CRC32C.update(CRC32C.checksum(bytes[..<split]), bytes[split...]) == whole)
         }
     }
+
+    @Test func theTableGivesTheStandardCheckValueToo() {
+        let value = Array("123456789".utf8).withUnsafeBytes { CRC32C.updateBySlicing(0, $0) }
+        #expect(value == 0xE306_9283)
+    }
+
+    @Test(.enabled(if: CRC32C.hardwareAvailable, "the CPU has the CRC-32C instruction"))
+    func theInstructionAndTheTableAgreeOnEveryLengthAndAlignment() {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { all in
+            for start in 0..<16 {
+                for count in [0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4096 - 16] {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[start..<(start + count)])
+                    for seed: UInt32 in [0, 0xE306_9283, .max] {
+                        #expect(CRC32C.update(seed, slice) == CRC32C.updateBySlicing(seed, slice), "start \(start) count \(count) seed \(seed)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,6 +1,10 @@
+import CGatehouseLinux
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the checksum of every frame,
-/// segment header, snapshot chunk and manifest. Slice-by-8 in plain Swift, about 1.6 GB/s in
-/// release builds, far more than the sync path needs. The value for "123456789" is 0xE3069283.
+/// segment header, snapshot chunk and manifest. The CPU's own instruction where there is one
+/// (x86-64's SSE 4.2, about 8 GB/s: a snapshot's or a restart's hundreds of megabytes are
+/// checked in tens of milliseconds); elsewhere slice-by-8 in plain Swift, about 1.6 GB/s. The
+/// value for "123456789" is 0xE3069283.
 ///
 /// A checksum on disk is set in stone: this function must never change what it returns.
 public enum CRC32C {
@@ -21,6 +25,15 @@ public enum CRC32C {
 
     /// Continues a checksum: `update(checksum(a), b) == checksum(a + b)`.
     public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard hardwareAvailable, let base = bytes.baseAddress else { return updateBySlicing(crc, bytes) }
+        return ~cgh_crc32c_hardware(~crc, base, bytes.count)
+    }
+
+    static let hardwareAvailable = cgh_crc32c_hardware_available() != 0
+
+    /// ``update(_:_:)`` without the CPU's instruction: the reference the instruction is tested
+    /// against, and the way on CPUs without it.
+    static func updateBySlicing(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var value = ~crc
         let count = bytes.count
         var offset = 0
