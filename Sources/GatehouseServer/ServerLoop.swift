@@ -49,8 +49,9 @@ final class ServerLoop: @unchecked Sendable {
             connections[id] = connection
         } catch {
             core.logger.warning("conn.register_failed", metadata: ["error": "\(error)"])
-            socket.close()
-            core.stats.connectionClosed()
+            // Closes the socket, counts the close and lets the connection go (its push target
+            // holds it until it is closed).
+            connection.close()
         }
     }
 
