@@ -43,7 +43,9 @@ public actor Project {
     /// The log position of the last change applied here, durable or not yet.
     private var lastLSN: LSN
     /// Payload bytes logged since the last snapshot of this project.
-    private var loggedBytesSinceSnapshot = 0
+    private(set) var loggedBytesSinceSnapshot = 0
+    /// Logged bytes at which the project asks for its next snapshot (``SnapshotTrigger``).
+    private(set) var snapshotDueBytes: Int
     /// Set while a `tenant.restore` replaces this project: changes are refused, so the restored
     /// state's sequence can be placed after everything this one ever answered.
     private var frozen = false
@@ -60,6 +62,7 @@ public actor Project {
         self.lastLSN = lastLSN
         self.originLSN = originLSN
         self.context = context
+        self.snapshotDueBytes = context.trigger.loggedBytesThreshold
         self.published = PublishedProjectState(state: state)
         self.syncBoard = SyncBoard(configCursor: state.configCursor)
     }
@@ -133,6 +136,12 @@ public actor Project {
     func capture() -> (state: ProjectState, lsn: LSN) {
         loggedBytesSinceSnapshot = 0
         return (state, lastLSN)
+    }
+
+    /// A snapshot of this project was written with a body of `bodyBytes`: the next is due once
+    /// the project has logged half as much (or the trigger's floor).
+    func snapshotWritten(bodyBytes: Int) {
+        snapshotDueBytes = context.trigger.dueBytes(afterSnapshotBody: bodyBytes)
     }
 
     /// Like ``capture()``, for an export, which does not replace the project's own snapshots.
@@ -232,7 +241,7 @@ public actor Project {
             }
         }
         loggedBytesSinceSnapshot += record.payload.count
-        if context.trigger.isDue(loggedBytes: loggedBytesSinceSnapshot) {
+        if loggedBytesSinceSnapshot >= snapshotDueBytes {
             loggedBytesSinceSnapshot = 0
             context.trigger.request(self)
         }
