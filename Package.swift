@@ -52,7 +52,7 @@ let package = Package(
         // MARK: Test support and tests
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseStorage", "GatehouseBase"]
+            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseStorage", "GatehouseBase", "CGatehouseLinux"]
         ),
         .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase"]),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"]),

@@ -59,6 +59,9 @@ int cgh_setsockopt_int(int fd, int level, int name, int value) {
 void cgh_ignore_sigpipe(void) {
     signal(SIGPIPE, SIG_IGN);
 }
+int cgh_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
 int cgh_accept_nonblocking(int fd) {
     return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

@@ -212,7 +212,8 @@ struct SplitMix {
         let server = try ServerProcess(dataDirectory: dataDirectory)
         let admin = try await server.admin()
         #expect(try await admin.call("project.list").isSuccess)
-        #expect(await server.stop().status == 0)
+        let stopped = await server.stop()
+        #expect(stopped.status == 0, "\(stopped.errors)")
         #expect(await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish().status == 0)
     }
 

@@ -35,6 +35,9 @@ int cgh_set_cloexec(int fd);
 int cgh_setsockopt_int(int fd, int level, int name, int value);
 /// Blocks SIGPIPE process-wide: writes to a closed peer then fail with EPIPE instead of killing us.
 void cgh_ignore_sigpipe(void);
+/// `pipe2(fds, O_CLOEXEC)`: both ends close-on-exec from the start, so a process spawned by
+/// another thread meanwhile cannot inherit them.
+int cgh_pipe_cloexec(int fds[2]);
 /// `accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`.
 int cgh_accept_nonblocking(int fd);
 /// `epoll_ctl` with the descriptor itself as the event's data; hides the packed `epoll_event`
