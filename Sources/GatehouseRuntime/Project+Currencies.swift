@@ -13,10 +13,10 @@ extension Project {
     public func transact(_ lookup: ProfileLookup, currency: String, amount: Int64, key: String, reason: String?)
         throws(GatehouseError) -> Committed<TransactOutcome>
     {
-        let profile = try resolve(lookup)
+        let profile = try resolveID(lookup)
         let now = nowMs
         let decision = try reading { state throws(GatehouseError) in
-            try state.transact(profile: profile.id, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
+            try state.transact(profile: profile, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
         }
         // A replay answers once the first answer's change is durable (it may still be in flight).
         let lsn = try commitIfAny(decision.batch)
@@ -27,8 +27,8 @@ extension Project {
     public func currencyHistory(_ lookup: ProfileLookup, currency: String, limit: Int) throws(GatehouseError)
         -> Committed<[CurrencyEntry]>
     {
-        let profile = try resolve(lookup)
-        let history = try reading { state throws(GatehouseError) in try state.currencyHistory(profile: profile.id, currency: currency, limit: limit) }
+        let profile = try resolveID(lookup)
+        let history = try reading { state throws(GatehouseError) in try state.currencyHistory(profile: profile, currency: currency, limit: limit) }
         return Committed(history, lsn: lastCommittedLSN)
     }
 }

@@ -88,6 +88,14 @@ extension Project {
         }
     }
 
+    /// The profile id `lookup` names, for a rule that resolves an id itself (with
+    /// ``ProjectState/resolveProfileID(_:)``, whose errors are ``resolve(_:)``'s): an id is passed
+    /// on as it is, without copying its profile out here first.
+    func resolveID(_ lookup: ProfileLookup) throws(GatehouseError) -> ProfileID {
+        if case .id(let id) = lookup { return id }
+        return try resolve(lookup).id
+    }
+
     private func carryOut(_ decision: ProjectState.ProfileDecision) throws(GatehouseError) -> Committed<ProfileOutcome> {
         let lsn = try commitIfAny(decision.batch)
         let outcome = ProfileOutcome(view: view(of: decision.profileID), created: decision.created,

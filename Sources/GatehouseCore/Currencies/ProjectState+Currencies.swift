@@ -25,7 +25,7 @@ extension ProjectState {
     public func transact(
         profile id: ProfileID, currency: String, amount: Int64, key: String, reason: String?, nowMs: Int64
     ) throws(GatehouseError) -> TransactDecision {
-        let profile = try resolveProfile(id).id
+        let profile = try resolveProfileID(id)
         try requireCurrency(currency)
         guard amount != 0, (-CurrencyLedger.balanceMax...CurrencyLedger.balanceMax).contains(amount) else {
             throw .badField("amount", "must be a non-zero integer from -\(CurrencyLedger.balanceMax) to \(CurrencyLedger.balanceMax)")
@@ -58,7 +58,7 @@ extension ProjectState {
 
     /// A balance's history, newest first.
     public func currencyHistory(profile id: ProfileID, currency: String, limit: Int) throws(GatehouseError) -> [CurrencyEntry] {
-        let profile = try resolveProfile(id).id
+        let profile = try resolveProfileID(id)
         try requireCurrency(currency)
         return currencies.history(of: profile, currency, limit: limit)
     }

@@ -245,9 +245,15 @@ struct HeldDetailsWriter {
     }
 
     mutating func string(_ name: EventDetailNames.Known, _ value: String) {
+        var value = value
+        value.withUTF8 { string(name, utf8: $0) }
+    }
+
+    /// A string detail given as its UTF-8 bytes (one spelled on the stack: no `String` made).
+    mutating func string(_ name: EventDetailNames.Known, utf8 value: UnsafeBufferPointer<UInt8>) {
         writer.writeUInt8(name.code)
         writer.writeUInt8(EventDetailCoding.DetailKind.string.rawValue)
-        writer.writeString(value)
+        writer.writeBytes(value)
     }
 
     mutating func int(_ name: EventDetailNames.Known, _ value: Int64) {

@@ -388,7 +388,9 @@ public struct ProjectState: Sendable, Equatable {
         events.append(cursor: sequence, index: UInt32(counters.events), type: .virtualCurrencyTransaction, profileID: id,
                       customerUserID: customerUserID, atMs: atMs) { details in
             details.count(movement.reason == nil ? 6 : 7)
-            details.string(.transactionID, TransactionName.spell(sequence: transaction.sequence, index: transaction.index))
+            TransactionName.withSpelling(sequence: transaction.sequence, index: transaction.index) { id in
+                details.string(.transactionID, utf8: id)
+            }
             details.string(.currency, movement.currency)
             details.int(.amount, entry.amount)
             details.int(.balance, entry.balance)

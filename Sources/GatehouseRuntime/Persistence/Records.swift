@@ -33,7 +33,9 @@ enum RuntimeRecord: Equatable {
     }
 
     var logRecord: WALRecord {
-        var writer = ByteWriter()
+        // Room for a usual change batch (a `currency.transact`'s is about 130 bytes) from the
+        // start: the default 64 grew the buffer once or twice for nearly every record.
+        var writer = ByteWriter(capacity: 256)
         writer.writeVarUInt(incarnation)
         let kind: Kind
         switch self {
