@@ -19,7 +19,7 @@ extension Project {
             try state.transact(profile: profile, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
         }
         // A replay answers once the first answer's change is durable (it may still be in flight).
-        let lsn = try commitIfAny(decision.batch)
+        let lsn = try decision.change.map { change throws(GatehouseError) in try commit(change) } ?? lastCommittedLSN
         return Committed(TransactOutcome(transactionID: decision.transactionID, balance: decision.balance,
                                          replayed: decision.replayed), lsn: lsn)
     }

@@ -215,10 +215,23 @@ public actor Project {
     /// Log first, then apply: nothing is in memory that is not in the log, and a change the
     /// log refuses (disk full) leaves no trace.
     func commit(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
+        try commit(logging: { RuntimeRecord.projectChanged(incarnation, batch).logRecord }, applying: { $0.apply(batch) })
+    }
+
+    /// ``commit(_:)-(ChangeBatch)`` of a `currency.transact`'s batch, logged and applied from its
+    /// fields (``ProjectState/TransactChange``): the same record, the same state.
+    func commit(_ transact: ProjectState.TransactChange) throws(GatehouseError) -> LSN {
+        try commit(logging: { RuntimeRecord.projectChanged(incarnation, transact) }, applying: { $0.apply(transact) })
+    }
+
+    /// Logs the record `logging` makes, then applies the same change with `applying`.
+    private func commit(logging record: () -> WALRecord, applying apply: (inout ProjectState) -> ProjectState.BatchEffects)
+        throws(GatehouseError) -> LSN
+    {
         guard !frozen else { throw GatehouseError(.overloaded, "the project is being restored; retry shortly") }
-        let record = RuntimeRecord.projectChanged(incarnation, batch).logRecord
+        let record = record()
         let lsn = try log.appendMappingErrors(record, wakingFlusher: !holdingFlusher)
-        let effects = state.apply(batch)
+        let effects = apply(&state)
         lastLSN = lsn
         // The readers outside the actor learn what changed; the watchers' pushes are made.
         let pushes = peek { state in

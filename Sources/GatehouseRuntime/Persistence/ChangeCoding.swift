@@ -28,6 +28,15 @@ enum ChangeCoding {
         writer.writeArray(batch.changes) { write($1, into: &$0) }
     }
 
+    /// A `currency.transact`'s batch: the bytes ``write(_:into:)-(ChangeBatch,_)`` writes for
+    /// `transact.batch`, without building that batch.
+    static func write(_ transact: ProjectState.TransactChange, into writer: inout ByteWriter) {
+        writer.writeVarInt(transact.atMs)
+        writer.writeVarUInt(2)
+        writeBalanceChanged(transact.profile, transact.movement, into: &writer)
+        writeIdempotencyRecorded(transact.key, transact.record, into: &writer)
+    }
+
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.ChangeBatch {
         let atMs = try reader.readVarInt()
         let changes = try reader.readArray { reader throws(ByteReaderError) in try readChange(&reader) }
@@ -88,17 +97,25 @@ enum ChangeCoding {
             writer.writeOptional(id) { ProfileCoding.writeID($1, into: &$0) }
             EventCoding.writeDetails(details, into: &writer)
         case .balanceChanged(let id, let movement):
-            writer.writeUInt8(Tag.balanceChanged.rawValue)
-            ProfileCoding.writeID(id, into: &writer)
-            CurrencyCoding.write(movement, into: &writer)
+            writeBalanceChanged(id, movement, into: &writer)
         case .termGrantStored(let grant):
             writer.writeUInt8(Tag.termGrantStored.rawValue)
             CurrencyCoding.write(grant, into: &writer)
         case .idempotencyRecorded(let key, let record):
-            writer.writeUInt8(Tag.idempotencyRecorded.rawValue)
-            writer.writeString(key)
-            CurrencyCoding.write(record, into: &writer)
+            writeIdempotencyRecorded(key, record, into: &writer)
         }
+    }
+
+    private static func writeBalanceChanged(_ id: ProfileID, _ movement: CurrencyMovement, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.balanceChanged.rawValue)
+        ProfileCoding.writeID(id, into: &writer)
+        CurrencyCoding.write(movement, into: &writer)
+    }
+
+    private static func writeIdempotencyRecorded(_ key: String, _ record: IdempotencyRecord, into writer: inout ByteWriter) {
+        writer.writeUInt8(Tag.idempotencyRecorded.rawValue)
+        writer.writeString(key)
+        CurrencyCoding.write(record, into: &writer)
     }
 
     private static func readChange(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.Change {
