@@ -20,34 +20,25 @@ extension ProjectState {
     }
 
     /// The batch of a `currency.transact` with a new key, which always has one shape: the
-    /// balance change, then the key's record. It is held as its fields, so the actor logs and
-    /// applies it (``apply(_:)-(TransactChange)``) without building the general batch: each of
-    /// its ``Change`` values was copied out and destroyed at every step (a retain and release of
-    /// everything it carries), and the key's transaction id parsed back into its numbers.
+    /// balance change, then the key's record. It holds the two changes' parts as they are, so
+    /// the actor logs and applies it (``apply(_:)-(TransactChange)``) without building the
+    /// general batch: each of its ``Change`` values was copied out and destroyed at every step
+    /// (a retain and release of everything it carries), and the key's transaction id parsed back
+    /// into its numbers.
     /// ``batch`` is the general form, which replay reads back from the log: it must log the
     /// same bytes and leave the same state (the tests hold both paths to it).
     public struct TransactChange: Sendable, Equatable {
         public let profile: ProfileID
-        public let currency: String
-        public let amount: Int64
+        /// The balance change, its `ref` the key.
+        public let movement: CurrencyMovement
         public let key: String
-        public let reason: String?
-        /// `vct_<sequence>_0`: the batch's only balance change.
-        public let transactionID: String
-        /// The balance after it.
-        public let balance: Int64
-        public let atMs: Int64
-        /// ``transactionID``'s numbers.
+        /// The key's answer: `vct_<sequence>_0` (the batch's only balance change) and the
+        /// balance after it.
+        public let record: IdempotencyRecord
+        /// The numbers of `record.transactionID`.
         let transaction: TransactionName
 
-        public var movement: CurrencyMovement {
-            CurrencyMovement(currency: currency, amount: amount, source: .transaction, ref: key, reason: reason)
-        }
-
-        public var record: IdempotencyRecord {
-            IdempotencyRecord(profile: profile, currency: currency, amount: amount, reason: reason, transactionID: transactionID,
-                              balance: balance, atMs: atMs)
-        }
+        public var atMs: Int64 { record.atMs }
 
         public var batch: ChangeBatch {
             ChangeBatch([.balanceChanged(profile, movement), .idempotencyRecorded(key, record)], atMs: atMs)
@@ -91,8 +82,10 @@ extension ProjectState {
         // The batch's only movement: apply names it `vct_<next sequence>_0`.
         let transaction = TransactionName(sequence: sequence + 1, index: 0)
         let transactionID = CurrencyLedger.transactionID(sequence: transaction.sequence, index: 0)
-        let change = TransactChange(profile: profile, currency: currency, amount: amount, key: key, reason: reason,
-                                    transactionID: transactionID, balance: after, atMs: nowMs, transaction: transaction)
+        let movement = CurrencyMovement(currency: currency, amount: amount, source: .transaction, ref: key, reason: reason)
+        let record = IdempotencyRecord(profile: profile, currency: currency, amount: amount, reason: reason,
+                                       transactionID: transactionID, balance: after, atMs: nowMs)
+        let change = TransactChange(profile: profile, movement: movement, key: key, record: record, transaction: transaction)
         return TransactDecision(change: change, profileID: profile, transactionID: transactionID, balance: after, replayed: false,
                                 atMs: nowMs)
     }

@@ -232,12 +232,14 @@ extension EventLog: Equatable {
 
 /// Writes one event's details in the feed's held form (``EventDetailNames``): the count, then
 /// per detail its name's code, the kind byte and the value, as ``EventDetailCoding`` packs them.
+/// The details are gathered on the stack and appended in one go (``StagedByteWriter``).
 struct HeldDetailsWriter {
-    private var writer: ByteWriter
+    private var writer: StagedByteWriter
 
     /// Takes over `bytes` (left empty until ``finish()`` hands them back grown).
     init(adopting bytes: inout [UInt8]) {
-        writer = ByteWriter(adopting: &bytes)
+        var adopted = ByteWriter(adopting: &bytes)
+        writer = StagedByteWriter(adopting: &adopted)
     }
 
     mutating func count(_ count: Int) {
@@ -262,7 +264,7 @@ struct HeldDetailsWriter {
         writer.writeVarInt(value)
     }
 
-    consuming func finish() -> [UInt8] {
-        writer.takeBytes()
+    mutating func finish() -> [UInt8] {
+        writer.finish().takeBytes()
     }
 }

@@ -29,12 +29,15 @@ enum ChangeCoding {
     }
 
     /// A `currency.transact`'s batch: the bytes ``write(_:into:)-(ChangeBatch,_)`` writes for
-    /// `transact.batch`, without building that batch.
+    /// `transact.batch`, without building that batch, its few dozen fields gathered on the stack
+    /// (``StagedByteWriter``).
     static func write(_ transact: ProjectState.TransactChange, into writer: inout ByteWriter) {
-        writer.writeVarInt(transact.atMs)
-        writer.writeVarUInt(2)
-        writeBalanceChanged(transact.profile, transact.movement, into: &writer)
-        writeIdempotencyRecorded(transact.key, transact.record, into: &writer)
+        var staged = StagedByteWriter(adopting: &writer)
+        staged.writeVarInt(transact.atMs)
+        staged.writeVarUInt(2)
+        writeBalanceChanged(transact.profile, transact.movement, into: &staged)
+        writeIdempotencyRecorded(transact.key, transact.record, into: &staged)
+        writer = staged.finish()
     }
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.ChangeBatch {
@@ -106,13 +109,13 @@ enum ChangeCoding {
         }
     }
 
-    private static func writeBalanceChanged(_ id: ProfileID, _ movement: CurrencyMovement, into writer: inout ByteWriter) {
+    private static func writeBalanceChanged(_ id: ProfileID, _ movement: CurrencyMovement, into writer: inout some ByteWriting) {
         writer.writeUInt8(Tag.balanceChanged.rawValue)
         ProfileCoding.writeID(id, into: &writer)
         CurrencyCoding.write(movement, into: &writer)
     }
 
-    private static func writeIdempotencyRecorded(_ key: String, _ record: IdempotencyRecord, into writer: inout ByteWriter) {
+    private static func writeIdempotencyRecorded(_ key: String, _ record: IdempotencyRecord, into writer: inout some ByteWriting) {
         writer.writeUInt8(Tag.idempotencyRecorded.rawValue)
         writer.writeString(key)
         CurrencyCoding.write(record, into: &writer)
@@ -169,7 +172,7 @@ enum ChangeCoding {
 enum ProfileCoding {
     /// The 19 bytes of ``ProfileID/bytes`` (high and low big-endian, then the 3 tag bytes),
     /// written a field at a time: a million profiles' ids, and every event's, allocate nothing.
-    static func writeID(_ id: ProfileID, into writer: inout ByteWriter) {
+    static func writeID(_ id: ProfileID, into writer: inout some ByteWriting) {
         writer.writeUInt64(id.high.byteSwapped)
         writer.writeUInt64(id.low.byteSwapped)
         writer.writeUInt8(UInt8(truncatingIfNeeded: id.tag >> 16))
