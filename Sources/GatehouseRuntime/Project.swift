@@ -180,7 +180,12 @@ public actor Project {
     /// moves when told to (`--test-clock`) gets a timer only for what is due now.
     private func armExpiryTimer() {
         // Read through `peek`: `state.purchases` read off the stored state copies the whole book.
-        guard !published.isDeleted, !frozen, let next = peek({ $0.purchases.nextDeadlineMs }) else {
+        armExpiryTimer(next: peek { $0.purchases.nextDeadlineMs })
+    }
+
+    /// ``armExpiryTimer()`` for a caller that has read the next deadline already.
+    private func armExpiryTimer(next: Int64?) {
+        guard !published.isDeleted, !frozen, let next else {
             expiryTimer?.cancel()
             expiryTimer = nil
             expiryTimerDeadlineMs = nil
@@ -233,11 +238,13 @@ public actor Project {
         let lsn = try log.appendMappingErrors(record, wakingFlusher: !holdingFlusher)
         let effects = apply(&state)
         lastLSN = lsn
-        // The readers outside the actor learn what changed; the watchers' pushes are made.
-        let pushes = peek { state in
+        // The readers outside the actor learn what changed; the watchers' pushes are made. The
+        // next deadline is read in the same visit of the state (each is a run-time exclusivity
+        // check of the stored property, about 120 instructions).
+        let (pushes, nextDeadlineMs) = peek { state in
             if effects.keysChanged { published.update(from: state) }
             syncBoard.publish(effects, from: state)
-            return watchHub.pushes(for: effects, in: state)
+            return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs)
         }
         if !pushes.isEmpty {
             log.whenDurable(lsn) {
@@ -249,7 +256,7 @@ public actor Project {
             loggedBytesSinceSnapshot = 0
             context.trigger.request(self)
         }
-        armExpiryTimer()
+        armExpiryTimer(next: nextDeadlineMs)
         return lsn
     }
 }

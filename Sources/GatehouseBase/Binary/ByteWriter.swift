@@ -11,9 +11,10 @@ public struct ByteWriter: ByteWriting, Sendable {
     /// What has been written so far.
     @inlinable public var bytes: [UInt8] { storage }
 
+    /// Room for `capacity` bytes; none (no allocation) for 0.
     @inlinable public init(capacity: Int = 64) {
         storage = []
-        storage.reserveCapacity(capacity)
+        if capacity > 0 { storage.reserveCapacity(capacity) }
     }
 
     /// Writes on after the bytes of `bytes`, which it takes over (left empty): no copy.
