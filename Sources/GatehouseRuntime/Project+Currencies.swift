@@ -15,11 +15,12 @@ extension Project {
     {
         let profile = try resolveID(lookup)
         let now = nowMs
-        let decision = try reading { state throws(GatehouseError) in
+        var decision = try reading { state throws(GatehouseError) in
             try state.transact(profile: profile, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
         }
         // A replay answers once the first answer's change is durable (it may still be in flight).
-        let lsn = try decision.change.map { change throws(GatehouseError) in try commit(change) } ?? lastCommittedLSN
+        // The change is moved out of the decision, not copied: the answer needs none of it.
+        let lsn = try commitIfAny(decision.change.take())
         return Committed(TransactOutcome(transactionID: decision.transactionID, balance: decision.balance,
                                          replayed: decision.replayed), lsn: lsn)
     }

@@ -108,6 +108,12 @@ extension Project {
         batch.changes.isEmpty ? lastCommittedLSN : try commit(batch)
     }
 
+    /// Logs and applies a transact's change; none (a replay) is a read of what is there.
+    func commitIfAny(_ transact: consuming ProjectState.TransactChange?) throws(GatehouseError) -> LSN {
+        guard let transact else { return lastCommittedLSN }
+        return try commit(transact)
+    }
+
     func view(of id: ProfileID) -> ProfileView {
         let now = nowMs
         return peek { state in
