@@ -1,4 +1,5 @@
-/// `gatehouse-bench micro`: runs ``MicroBenchmarks`` and prints one line each.
+/// `gatehouse-bench micro`: runs ``MicroBenchmarks``, then ``ProjectTransactBench`` (it needs the
+/// actor, so it is not one of them), and prints one line each.
 enum MicroMode {
     static func run(iterations: Int) async -> Int32 {
         warnIfDebugBuild()
