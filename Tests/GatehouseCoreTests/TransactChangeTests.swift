@@ -26,6 +26,9 @@ struct TransactCase: Sendable, CustomTestStringConvertible {
                      byAlias: false),
         TransactCase(name: "non-ASCII key and reason", amount: 7, key: "ключ-🔑", reason: "größer", byAlias: false),
         TransactCase(name: "through an alias", amount: 3, key: "k-alias", reason: "via alias", byAlias: true),
+        // Details longer than the staged writer's buffer.
+        TransactCase(name: "the longest key and reason", amount: 2, key: String(repeating: "ķ", count: 128),
+                     reason: String(repeating: "ü", count: ProjectState.transactionReasonCharactersMax), byAlias: false),
     ]
 
     /// A world with a profile that has a balance, an older key and, merged into it, an anonymous
@@ -62,6 +65,11 @@ struct TransactCase: Sendable, CustomTestStringConvertible {
         #expect(fast.currencies.idempotency == general.currencies.idempotency)
         #expect(fast.currencies.idempotencyRecord(forKey: transact.key)?.transactionID == decision.transactionID)
         #expect(fast.currencies.history(of: owner, V.coins, limit: 1).first?.transactionID == decision.transactionID)
+        let event = try #require(fast.events.events(after: 0, limit: 1_000).last)
+        #expect(event.detail("transaction_id") == .string(decision.transactionID))
+        #expect(event.detail("ref") == .string(transact.key))
+        #expect(event.detail("reason") == transact.reason.map { .string($0) })
+        #expect(event.detail("balance") == .int(decision.balance))
     }
 
     @Test func theChangeIsTheBatchARuleDecides() throws {
