@@ -10,9 +10,12 @@ import GatehouseStorage
 /// An engine on a scratch directory (fsync `none`, no snapshots), one profile and one currency,
 /// and every request a +1 credit with a new idempotency key, run through ``Project/perform(_:)``
 /// in rounds of ``roundSteps`` as the server's lane runs them. The keys are made before the
-/// rounds start, as the server reads them on its loops. ``runRound(_:keys:)`` is the one
+/// rounds start, as the server reads them on its loops. ``runRound(_:profile:keys:)`` is the one
 /// function a profiler should look inside: it is exactly the actor's work, e.g.
-/// `valgrind --tool=callgrind --toggle-collect='*ProjectTransactBench*runRound*'`.
+/// `valgrind --tool=callgrind --separate-threads=yes --toggle-collect='*runRound_7profile4keys*'`
+/// (the mangled name spells the type in pieces). Valgrind 3.19 writes into the mask given to
+/// `sigsuspend`, which libdispatch keeps in read-only memory, and crashes: preload a
+/// `sigsuspend` that passes a copy.
 enum ProjectTransactBench {
     /// Requests per visit of the actor (the lane takes what gathered, up to 1,024).
     static let roundSteps = 200
