@@ -1,8 +1,10 @@
-/// `gatehouse-bench micro`: runs ``MicroBenchmarks`` and prints one line each.
+/// `gatehouse-bench micro`: runs ``MicroBenchmarks``, then ``ProjectTransactBench`` (it needs the
+/// actor, so it is not one of them), and prints one line each.
 enum MicroMode {
-    static func run(iterations: Int) -> Int32 {
+    static func run(iterations: Int) async -> Int32 {
         warnIfDebugBuild()
-        return measure(iterations: iterations) ?? BenchExitCode.success
+        if let failure = measure(iterations: iterations) { return failure }
+        return await ProjectTransactBench.run(iterations: iterations)
     }
 
     /// Prints each result as it comes; answers the exit code of a failure, or nil.

@@ -20,7 +20,7 @@ case .success(.restart(let options)):
 case .success(.watch(let options)):
     status = await WatchBench.run(options)
 case .success(.micro(let iterations)):
-    status = MicroMode.run(iterations: iterations)
+    status = await MicroMode.run(iterations: iterations)
 case .success(.smoke):
     status = await SmokeRun.run()
 case .success(.load(let options)):

@@ -13,13 +13,14 @@ extension Project {
     public func transact(_ lookup: ProfileLookup, currency: String, amount: Int64, key: String, reason: String?)
         throws(GatehouseError) -> Committed<TransactOutcome>
     {
-        let profile = try resolve(lookup)
+        let profile = try resolveID(lookup)
         let now = nowMs
-        let decision = try reading { state throws(GatehouseError) in
-            try state.transact(profile: profile.id, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
+        var decision = try reading { state throws(GatehouseError) in
+            try state.transact(profile: profile, currency: currency, amount: amount, key: key, reason: reason, nowMs: now)
         }
         // A replay answers once the first answer's change is durable (it may still be in flight).
-        let lsn = try commitIfAny(decision.batch)
+        // The change is moved out of the decision, not copied: the answer needs none of it.
+        let lsn = try commitIfAny(decision.change.take())
         return Committed(TransactOutcome(transactionID: decision.transactionID, balance: decision.balance,
                                          replayed: decision.replayed), lsn: lsn)
     }
@@ -27,8 +28,8 @@ extension Project {
     public func currencyHistory(_ lookup: ProfileLookup, currency: String, limit: Int) throws(GatehouseError)
         -> Committed<[CurrencyEntry]>
     {
-        let profile = try resolve(lookup)
-        let history = try reading { state throws(GatehouseError) in try state.currencyHistory(profile: profile.id, currency: currency, limit: limit) }
+        let profile = try resolveID(lookup)
+        let history = try reading { state throws(GatehouseError) in try state.currencyHistory(profile: profile, currency: currency, limit: limit) }
         return Committed(history, lsn: lastCommittedLSN)
     }
 }

@@ -88,6 +88,14 @@ extension Project {
         }
     }
 
+    /// The profile id `lookup` names, for a rule that resolves an id itself (with
+    /// ``ProjectState/resolveProfileID(_:)``, whose errors are ``resolve(_:)``'s): an id is passed
+    /// on as it is, without copying its profile out here first.
+    func resolveID(_ lookup: ProfileLookup) throws(GatehouseError) -> ProfileID {
+        if case .id(let id) = lookup { return id }
+        return try resolve(lookup).id
+    }
+
     private func carryOut(_ decision: ProjectState.ProfileDecision) throws(GatehouseError) -> Committed<ProfileOutcome> {
         let lsn = try commitIfAny(decision.batch)
         let outcome = ProfileOutcome(view: view(of: decision.profileID), created: decision.created,
@@ -98,6 +106,12 @@ extension Project {
     /// Logs and applies a batch that changes something; an empty one is a read of what is there.
     func commitIfAny(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
         batch.changes.isEmpty ? lastCommittedLSN : try commit(batch)
+    }
+
+    /// Logs and applies a transact's change; none (a replay) is a read of what is there.
+    func commitIfAny(_ transact: consuming ProjectState.TransactChange?) throws(GatehouseError) -> LSN {
+        guard let transact else { return lastCommittedLSN }
+        return try commit(transact)
     }
 
     func view(of id: ProfileID) -> ProfileView {

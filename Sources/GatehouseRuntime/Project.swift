@@ -189,7 +189,12 @@ public actor Project {
     /// moves when told to (`--test-clock`) gets a timer only for what is due now.
     private func armExpiryTimer() {
         // Read through `peek`: `state.purchases` read off the stored state copies the whole book.
-        guard !published.isDeleted, !frozen, let next = peek({ $0.purchases.nextDeadlineMs }) else {
+        armExpiryTimer(next: peek { $0.purchases.nextDeadlineMs })
+    }
+
+    /// ``armExpiryTimer()`` for a caller that has read the next deadline already.
+    private func armExpiryTimer(next: Int64?) {
+        guard !published.isDeleted, !frozen, let next else {
             expiryTimer?.cancel()
             expiryTimer = nil
             expiryTimerDeadlineMs = nil
@@ -224,16 +229,31 @@ public actor Project {
     /// Log first, then apply: nothing is in memory that is not in the log, and a change the
     /// log refuses (disk full) leaves no trace.
     func commit(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
+        try commit(logging: { RuntimeRecord.projectChanged(incarnation, batch).logRecord }, applying: { $0.apply(batch) })
+    }
+
+    /// ``commit(_:)-(ChangeBatch)`` of a `currency.transact`'s batch, logged and applied from its
+    /// fields (``ProjectState/TransactChange``): the same record, the same state.
+    func commit(_ transact: ProjectState.TransactChange) throws(GatehouseError) -> LSN {
+        try commit(logging: { RuntimeRecord.projectChanged(incarnation, transact) }, applying: { $0.apply(transact) })
+    }
+
+    /// Logs the record `logging` makes, then applies the same change with `applying`.
+    private func commit(logging record: () -> WALRecord, applying apply: (inout ProjectState) -> ProjectState.BatchEffects)
+        throws(GatehouseError) -> LSN
+    {
         guard !frozen else { throw GatehouseError(.overloaded, "the project is being restored; retry shortly") }
-        let record = RuntimeRecord.projectChanged(incarnation, batch).logRecord
+        let record = record()
         let lsn = try log.appendMappingErrors(record, wakingFlusher: !holdingFlusher)
-        let effects = state.apply(batch)
+        let effects = apply(&state)
         lastLSN = lsn
-        // The readers outside the actor learn what changed; the watchers' pushes are made.
-        let pushes = peek { state in
+        // The readers outside the actor learn what changed; the watchers' pushes are made. The
+        // next deadline is read in the same visit of the state (each is a run-time exclusivity
+        // check of the stored property, about 120 instructions).
+        let (pushes, nextDeadlineMs) = peek { state in
             if effects.keysChanged { published.update(from: state) }
             syncBoard.publish(effects, from: state)
-            return watchHub.pushes(for: effects, in: state)
+            return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs)
         }
         if !pushes.isEmpty {
             log.whenDurable(lsn) {
@@ -245,7 +265,7 @@ public actor Project {
             loggedBytesSinceSnapshot = 0
             context.trigger.request(self)
         }
-        armExpiryTimer()
+        armExpiryTimer(next: nextDeadlineMs)
         return lsn
     }
 }

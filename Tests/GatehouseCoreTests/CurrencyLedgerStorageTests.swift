@@ -27,6 +27,14 @@ private let bob = ProfileID(high: 4, low: 5, tag: 3)
         #expect(name.spelled(in: arena) == id)
     }
 
+    @Test(arguments: [(0, 0), (1, 0), (42, 7), (999_999_999, 0), (1_000_000_000, 1), (UInt64.max, UInt32.max - 1)])
+    func spellingOnTheStackIsTheSpelledString(_ sequence: UInt64, _ index: UInt32) {
+        let spelled = TransactionName.spell(sequence: sequence, index: index)
+        #expect(spelled == "vct_\(sequence)_\(index)")
+        #expect(TransactionName.withSpelling(sequence: sequence, index: index) { Array($0) } == Array(spelled.utf8))
+        #expect(TransactionName(sequence: sequence, index: index).withUTF8(in: TextArena()) { Array($0) } == Array(spelled.utf8))
+    }
+
     @Test(arguments: ["t1", "", "vct_", "vct_1", "vct_1_", "vct__1", "vct_01_0", "vct_1_00", "vct_1_0x", "vct_-1_0",
                       "vct_18446744073709551616_0", "vct_1_4294967295", "VCT_1_0", "vct_1_0_0", "vct_١_0"])
     func anyOtherIdIsKeptAsText(_ id: String) throws {

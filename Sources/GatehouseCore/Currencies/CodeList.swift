@@ -53,28 +53,59 @@ struct TransactionName: Sendable, Equatable {
         return Self.spell(sequence: sequence, index: index)
     }
 
-    /// `vct_<sequence>_<index>`, written digit by digit into the string's own storage.
+    /// `vct_<sequence>_<index>`, written digit by digit into the string's own storage. The
+    /// capacity asked for is the spelling's exact length: an id of up to 15 bytes (sequences
+    /// below 10^9) is then a small string, held inline, where a larger capacity always
+    /// allocated one (twice a `currency.transact`, and a retain and release at every copy).
     static func spell(sequence: UInt64, index: UInt32) -> String {
-        String(unsafeUninitializedCapacity: 40) { buffer in
-            var count = 0
-            for byte in "vct_".utf8 {
-                buffer[count] = byte
-                count += 1
-            }
-            count = writeDigits(sequence, into: buffer, at: count)
-            buffer[count] = UInt8(ascii: "_")
-            count = writeDigits(UInt64(index), into: buffer, at: count + 1)
-            return count
+        String(unsafeUninitializedCapacity: spelledCount(sequence: sequence, index: index)) { buffer in
+            write(sequence: sequence, index: index, into: buffer)
         }
     }
 
-    private static func writeDigits(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+    /// The UTF-8 of ``spell(sequence:index:)``, written on the stack and lent for the call: for
+    /// writers that only copy the bytes (an event's details, a snapshot), no `String` is made.
+    static func withSpelling<Result>(sequence: UInt64, index: UInt32, _ body: (UnsafeBufferPointer<UInt8>) -> Result)
+        -> Result
+    {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: spellingBytesMax) { buffer in
+            let count = write(sequence: sequence, index: index, into: buffer)
+            return body(UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// The longest spelling: `vct_`, 20 digits, `_`, 10 digits.
+    private static let spellingBytesMax = 35
+
+    private static func spelledCount(sequence: UInt64, index: UInt32) -> Int {
+        "vct__".utf8.count + digitCount(sequence) + digitCount(UInt64(index))
+    }
+
+    /// Writes the spelling at the start of `buffer` (at least ``spelledCount(sequence:index:)``
+    /// long); answers its length.
+    private static func write(sequence: UInt64, index: UInt32, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var count = 0
+        for byte in "vct_".utf8 {
+            buffer[count] = byte
+            count += 1
+        }
+        count = writeDigits(sequence, into: buffer, at: count)
+        buffer[count] = UInt8(ascii: "_")
+        return writeDigits(UInt64(index), into: buffer, at: count + 1)
+    }
+
+    private static func digitCount(_ value: UInt64) -> Int {
         var digits = 1
         var rest = value / 10
         while rest > 0 {
             digits += 1
             rest /= 10
         }
+        return digits
+    }
+
+    private static func writeDigits(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+        let digits = digitCount(value)
         var value = value
         for position in stride(from: start + digits - 1, through: start, by: -1) {
             buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)

@@ -142,7 +142,6 @@ extension TransactionName {
     /// The id's UTF-8 bytes, lent for the call: the arena's own for a spelled id.
     func withUTF8<Result>(in arena: TextArena, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         guard index != Self.spelled else { return arena.withUTF8(at: Int(sequence), body) }
-        var spelling = Self.spell(sequence: sequence, index: index)
-        return spelling.withUTF8(body)
+        return Self.withSpelling(sequence: sequence, index: index, body)
     }
 }

@@ -267,9 +267,9 @@ public struct CurrencyLedger: Sendable {
     }
 
     /// Remembers a key's answer; keys older than the window are forgotten, oldest first, as new
-    /// ones arrive.
-    mutating func remember(key: String, _ record: IdempotencyRecord) {
-        keys.remember(key, record, keptMs: Self.idempotencyKeptMs)
+    /// ones arrive. `transaction`: the numbers of `record.transactionID`, when the caller has them.
+    mutating func remember(key: String, _ record: IdempotencyRecord, transaction: TransactionName? = nil) {
+        keys.remember(key, record, transaction: transaction, keptMs: Self.idempotencyKeptMs)
     }
 
     /// A deleted profile's balances go with it.

@@ -71,19 +71,20 @@ struct IdempotencyTable: Sendable {
     /// Remembers `record` under `key`, replacing what the key held (in place: it keeps its place
     /// in the forget order, and nothing is forgotten); a new key then forgets, oldest first,
     /// keys older than `keptMs` before `record.atMs`, stopping at the first that is not (a
-    /// replaced one may be newer than its place).
-    mutating func remember(_ key: String, _ record: IdempotencyRecord, keptMs: Int64) {
+    /// replaced one may be newer than its place). `transaction` is `record.transactionID` as its
+    /// numbers when the caller has them (a rule that just made the id), so it is not parsed back.
+    mutating func remember(_ key: String, _ record: IdempotencyRecord, transaction: TransactionName? = nil, keptMs: Int64) {
         var bytes = key
         let replaced = bytes.withUTF8 { utf8 -> Bool in
             let hash = TextKeyIndex.hash(key, utf8)
             let (position, bucket) = find(key, utf8, hash: hash)
             if let position {
-                records[position] = stored(record, key: records[position].key)
+                records[position] = stored(record, key: records[position].key, transaction: transaction)
                 return true
             }
             index.insert(hash: hash, position: records.count, at: bucket)
             records.reserveForAppend(1)
-            records.append(stored(record, key: text.append(utf8: utf8)))
+            records.append(stored(record, key: text.append(utf8: utf8), transaction: transaction))
             return false
         }
         // Only a new key forgets (as the dictionary's map did).
@@ -115,10 +116,12 @@ struct IdempotencyTable: Sendable {
         return true
     }
 
-    private mutating func stored(_ record: IdempotencyRecord, key: Int) -> Stored {
-        Stored(profile: record.profile, amount: record.amount, balance: record.balance, atMs: record.atMs, key: key,
-               reason: record.reason.map { text.append($0) } ?? -1,
-               transaction: TransactionName(record.transactionID, arena: &text), currency: codes.intern(record.currency))
+    private mutating func stored(_ record: IdempotencyRecord, key: Int, transaction: TransactionName? = nil) -> Stored {
+        assert(transaction.map { $0.spelled(in: text) == record.transactionID } ?? true, "a transaction's numbers are its id's")
+        return Stored(profile: record.profile, amount: record.amount, balance: record.balance, atMs: record.atMs, key: key,
+                      reason: record.reason.map { text.append($0) } ?? -1,
+                      transaction: transaction ?? TransactionName(record.transactionID, arena: &text),
+                      currency: codes.intern(record.currency))
     }
 
     private mutating func forgetOldest() {

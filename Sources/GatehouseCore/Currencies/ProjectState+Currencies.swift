@@ -5,12 +5,44 @@
 extension ProjectState {
     /// What `currency.transact` decided and answers.
     public struct TransactDecision: Sendable, Equatable {
-        /// Empty when the key was answered before (a replay changes nothing).
-        public var batch: ChangeBatch
+        /// What a new key changes; `nil` when the key was answered before (a replay changes
+        /// nothing).
+        public var change: TransactChange?
         public var profileID: ProfileID
         public var transactionID: String
         public var balance: Int64
         public var replayed: Bool
+        /// When it was decided (the time of a replay's empty ``batch``).
+        var atMs: Int64
+
+        /// ``change`` as every rule's batch is (empty for a replay).
+        public var batch: ChangeBatch { change?.batch ?? ChangeBatch([], atMs: atMs) }
+    }
+
+    /// The batch of a `currency.transact` with a new key, which always has one shape: the
+    /// balance change, then the key's record. It holds the two changes' parts as they are, so
+    /// the actor logs and applies it (``apply(_:)-(TransactChange)``) without building the
+    /// general batch: each of its ``Change`` values was copied out and destroyed at every step
+    /// (a retain and release of everything it carries), and the key's transaction id parsed back
+    /// into its numbers.
+    /// ``batch`` is the general form, which replay reads back from the log: it must log the
+    /// same bytes and leave the same state (the tests hold both paths to it).
+    public struct TransactChange: Sendable, Equatable {
+        public let profile: ProfileID
+        /// The balance change, its `ref` the key.
+        public let movement: CurrencyMovement
+        public let key: String
+        /// The key's answer: `vct_<sequence>_0` (the batch's only balance change) and the
+        /// balance after it.
+        public let record: IdempotencyRecord
+        /// The numbers of `record.transactionID`.
+        let transaction: TransactionName
+
+        public var atMs: Int64 { record.atMs }
+
+        public var batch: ChangeBatch {
+            ChangeBatch([.balanceChanged(profile, movement), .idempotencyRecorded(key, record)], atMs: atMs)
+        }
     }
 
     /// Longest idempotency key and reason.
@@ -25,7 +57,7 @@ extension ProjectState {
     public func transact(
         profile id: ProfileID, currency: String, amount: Int64, key: String, reason: String?, nowMs: Int64
     ) throws(GatehouseError) -> TransactDecision {
-        let profile = try resolveProfile(id).id
+        let profile = try resolveProfileID(id)
         try requireCurrency(currency)
         guard amount != 0, (-CurrencyLedger.balanceMax...CurrencyLedger.balanceMax).contains(amount) else {
             throw .badField("amount", "must be a non-zero integer from -\(CurrencyLedger.balanceMax) to \(CurrencyLedger.balanceMax)")
@@ -36,8 +68,8 @@ extension ProjectState {
             guard earlierProfile == profile, earlier.currency == currency, earlier.amount == amount, earlier.reason == reason else {
                 throw GatehouseError(.conflict, "idempotency_key \(key) was used for another request")
             }
-            return TransactDecision(batch: ChangeBatch([], atMs: nowMs), profileID: profile, transactionID: earlier.transactionID,
-                                    balance: earlier.balance, replayed: true)
+            return TransactDecision(change: nil, profileID: profile, transactionID: earlier.transactionID, balance: earlier.balance,
+                                    replayed: true, atMs: nowMs)
         }
         let balance = currencies.balance(of: profile, currency)
         let after = balance + amount
@@ -48,17 +80,19 @@ extension ProjectState {
             throw .badField("amount", "the balance would pass \(CurrencyLedger.balanceMax)")
         }
         // The batch's only movement: apply names it `vct_<next sequence>_0`.
-        let transactionID = CurrencyLedger.transactionID(sequence: sequence + 1, index: 0)
+        let transaction = TransactionName(sequence: sequence + 1, index: 0)
+        let transactionID = CurrencyLedger.transactionID(sequence: transaction.sequence, index: 0)
         let movement = CurrencyMovement(currency: currency, amount: amount, source: .transaction, ref: key, reason: reason)
         let record = IdempotencyRecord(profile: profile, currency: currency, amount: amount, reason: reason,
                                        transactionID: transactionID, balance: after, atMs: nowMs)
-        let batch = ChangeBatch([.balanceChanged(profile, movement), .idempotencyRecorded(key, record)], atMs: nowMs)
-        return TransactDecision(batch: batch, profileID: profile, transactionID: transactionID, balance: after, replayed: false)
+        let change = TransactChange(profile: profile, movement: movement, key: key, record: record, transaction: transaction)
+        return TransactDecision(change: change, profileID: profile, transactionID: transactionID, balance: after, replayed: false,
+                                atMs: nowMs)
     }
 
     /// A balance's history, newest first.
     public func currencyHistory(profile id: ProfileID, currency: String, limit: Int) throws(GatehouseError) -> [CurrencyEntry] {
-        let profile = try resolveProfile(id).id
+        let profile = try resolveProfileID(id)
         try requireCurrency(currency)
         return currencies.history(of: profile, currency, limit: limit)
     }

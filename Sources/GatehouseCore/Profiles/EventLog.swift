@@ -232,12 +232,14 @@ extension EventLog: Equatable {
 
 /// Writes one event's details in the feed's held form (``EventDetailNames``): the count, then
 /// per detail its name's code, the kind byte and the value, as ``EventDetailCoding`` packs them.
+/// The details are gathered on the stack and appended in one go (``StagedByteWriter``).
 struct HeldDetailsWriter {
-    private var writer: ByteWriter
+    private var writer: StagedByteWriter
 
     /// Takes over `bytes` (left empty until ``finish()`` hands them back grown).
     init(adopting bytes: inout [UInt8]) {
-        writer = ByteWriter(adopting: &bytes)
+        var adopted = ByteWriter(adopting: &bytes)
+        writer = StagedByteWriter(adopting: &adopted)
     }
 
     mutating func count(_ count: Int) {
@@ -245,9 +247,15 @@ struct HeldDetailsWriter {
     }
 
     mutating func string(_ name: EventDetailNames.Known, _ value: String) {
+        var value = value
+        value.withUTF8 { string(name, utf8: $0) }
+    }
+
+    /// A string detail given as its UTF-8 bytes (one spelled on the stack: no `String` made).
+    mutating func string(_ name: EventDetailNames.Known, utf8 value: UnsafeBufferPointer<UInt8>) {
         writer.writeUInt8(name.code)
         writer.writeUInt8(EventDetailCoding.DetailKind.string.rawValue)
-        writer.writeString(value)
+        writer.writeBytes(value)
     }
 
     mutating func int(_ name: EventDetailNames.Known, _ value: Int64) {
@@ -256,7 +264,7 @@ struct HeldDetailsWriter {
         writer.writeVarInt(value)
     }
 
-    consuming func finish() -> [UInt8] {
-        writer.takeBytes()
+    mutating func finish() -> [UInt8] {
+        writer.finish().takeBytes()
     }
 }

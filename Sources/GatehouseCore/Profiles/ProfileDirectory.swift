@@ -83,6 +83,12 @@ public struct ProfileDirectory: Sendable {
         canonicalSlot(of: id).map { profiles[$0] }
     }
 
+    /// The id of the profile behind an id or an alias: ``profile(_:)``'s id, without copying
+    /// the profile out.
+    public func resolvedID(_ id: ProfileID) -> ProfileID? {
+        canonicalSlot(of: id).map { profiles[$0].id }
+    }
+
     /// The customer user id of the profile behind an id or an alias (once for every event
     /// recorded).
     func customerUserID(of id: ProfileID) -> String? {

@@ -46,8 +46,20 @@ extension ProjectState {
     /// not this project's, else `not_found`.
     public func resolveProfile(_ id: ProfileID) throws(GatehouseError) -> Profile {
         if let profile = profiles.profile(id) { return profile }
-        guard id.tag == profileTag else { throw GatehouseError(.forbidden, "the profile belongs to another project") }
-        throw .notFound("profile \(id)")
+        throw unknownProfile(id)
+    }
+
+    /// ``resolveProfile(_:)``'s id alone (the same answers, the same errors), for a rule that
+    /// needs no more of the profile: the whole profile copied out is a retain and release of
+    /// each of its strings and tables.
+    public func resolveProfileID(_ id: ProfileID) throws(GatehouseError) -> ProfileID {
+        if let canonical = profiles.resolvedID(id) { return canonical }
+        throw unknownProfile(id)
+    }
+
+    private func unknownProfile(_ id: ProfileID) -> GatehouseError {
+        guard id.tag == profileTag else { return GatehouseError(.forbidden, "the profile belongs to another project") }
+        return .notFound("profile \(id)")
     }
 
     /// Whether the profile owns a store purchase: such a profile keeps the token its purchases

@@ -151,14 +151,31 @@ public struct ProjectState: Sendable, Equatable {
         for change in batch.changes {
             apply(change, atMs: batch.atMs, counters: &counters)
         }
+        return finish(counters: &counters, atMs: batch.atMs)
+    }
+
+    /// Applies a `currency.transact`'s batch as ``apply(_:)-(ChangeBatch)`` applies
+    /// `transact.batch`, from its fields (``TransactChange``): the same state, the same effects.
+    @discardableResult
+    public mutating func apply(_ transact: TransactChange) -> BatchEffects {
+        sequence += 1
+        var counters = BatchCounters()
+        move(transact.movement, for: transact.profile, atMs: transact.atMs, counters: &counters)
+        currencies.remember(key: transact.key, transact.record, transaction: transact.transaction)
+        return finish(counters: &counters, atMs: transact.atMs)
+    }
+
+    /// What every batch ends with, once its changes are applied: the entitlements it moved, the
+    /// feed and the timer queue tidied, and what it changed.
+    private mutating func finish(counters: inout BatchCounters, atMs: Int64) -> BatchEffects {
         // Entitlements changed exactly when what a document shows of them did.
         if !counters.entitlementsBefore.isEmpty {
             for (id, before) in counters.entitlementsBefore.sorted(by: { $0.key < $1.key })
-            where profiles.isProfile(id) && entitlementViews(of: id, nowMs: batch.atMs) != before {
+            where profiles.isProfile(id) && entitlementViews(of: id, nowMs: atMs) != before {
                 mark(id, [.entitlements], counters: &counters)
             }
         }
-        events.prune(nowMs: batch.atMs)
+        events.prune(nowMs: atMs)
         purchases.dropStaleDeadlines()
         return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged)
@@ -388,7 +405,9 @@ public struct ProjectState: Sendable, Equatable {
         events.append(cursor: sequence, index: UInt32(counters.events), type: .virtualCurrencyTransaction, profileID: id,
                       customerUserID: customerUserID, atMs: atMs) { details in
             details.count(movement.reason == nil ? 6 : 7)
-            details.string(.transactionID, TransactionName.spell(sequence: transaction.sequence, index: transaction.index))
+            TransactionName.withSpelling(sequence: transaction.sequence, index: transaction.index) { id in
+                details.string(.transactionID, utf8: id)
+            }
             details.string(.currency, movement.currency)
             details.int(.amount, entry.amount)
             details.int(.balance, entry.balance)

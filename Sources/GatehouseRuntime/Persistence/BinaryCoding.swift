@@ -4,7 +4,7 @@ import GatehouseCore
 /// Binary forms of domain values, for log records and snapshots (docs/data-format.md, "Runtime
 /// payloads"). Enums are written as their wire names, so a reordered Swift enum can never change
 /// what old bytes mean; a name this build does not know is damage.
-extension ByteWriter {
+extension ByteWriting {
     mutating func writeEnum<E: RawRepresentable>(_ value: E) where E.RawValue == String {
         writeString(value.rawValue)
     }

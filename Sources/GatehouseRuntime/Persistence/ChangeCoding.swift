@@ -28,6 +28,18 @@ enum ChangeCoding {
         writer.writeArray(batch.changes) { write($1, into: &$0) }
     }
 
+    /// A `currency.transact`'s batch: the bytes ``write(_:into:)-(ChangeBatch,_)`` writes for
+    /// `transact.batch`, without building that batch, its few dozen fields gathered on the stack
+    /// (``StagedByteWriter``).
+    static func write(_ transact: ProjectState.TransactChange, into writer: inout ByteWriter) {
+        var staged = StagedByteWriter(adopting: &writer)
+        staged.writeVarInt(transact.atMs)
+        staged.writeVarUInt(2)
+        writeBalanceChanged(transact.profile, transact.movement, into: &staged)
+        writeIdempotencyRecorded(transact.key, transact.record, into: &staged)
+        writer = staged.finish()
+    }
+
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.ChangeBatch {
         let atMs = try reader.readVarInt()
         let changes = try reader.readArray { reader throws(ByteReaderError) in try readChange(&reader) }
@@ -88,17 +100,25 @@ enum ChangeCoding {
             writer.writeOptional(id) { ProfileCoding.writeID($1, into: &$0) }
             EventCoding.writeDetails(details, into: &writer)
         case .balanceChanged(let id, let movement):
-            writer.writeUInt8(Tag.balanceChanged.rawValue)
-            ProfileCoding.writeID(id, into: &writer)
-            CurrencyCoding.write(movement, into: &writer)
+            writeBalanceChanged(id, movement, into: &writer)
         case .termGrantStored(let grant):
             writer.writeUInt8(Tag.termGrantStored.rawValue)
             CurrencyCoding.write(grant, into: &writer)
         case .idempotencyRecorded(let key, let record):
-            writer.writeUInt8(Tag.idempotencyRecorded.rawValue)
-            writer.writeString(key)
-            CurrencyCoding.write(record, into: &writer)
+            writeIdempotencyRecorded(key, record, into: &writer)
         }
+    }
+
+    private static func writeBalanceChanged(_ id: ProfileID, _ movement: CurrencyMovement, into writer: inout some ByteWriting) {
+        writer.writeUInt8(Tag.balanceChanged.rawValue)
+        ProfileCoding.writeID(id, into: &writer)
+        CurrencyCoding.write(movement, into: &writer)
+    }
+
+    private static func writeIdempotencyRecorded(_ key: String, _ record: IdempotencyRecord, into writer: inout some ByteWriting) {
+        writer.writeUInt8(Tag.idempotencyRecorded.rawValue)
+        writer.writeString(key)
+        CurrencyCoding.write(record, into: &writer)
     }
 
     private static func readChange(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.Change {
@@ -152,7 +172,7 @@ enum ChangeCoding {
 enum ProfileCoding {
     /// The 19 bytes of ``ProfileID/bytes`` (high and low big-endian, then the 3 tag bytes),
     /// written a field at a time: a million profiles' ids, and every event's, allocate nothing.
-    static func writeID(_ id: ProfileID, into writer: inout ByteWriter) {
+    static func writeID(_ id: ProfileID, into writer: inout some ByteWriting) {
         writer.writeUInt64(id.high.byteSwapped)
         writer.writeUInt64(id.low.byteSwapped)
         writer.writeUInt8(UInt8(truncatingIfNeeded: id.tag >> 16))

@@ -3,7 +3,7 @@ import GatehouseCore
 
 /// Balances' histories, term grants and idempotency keys in binary (docs/data-format.md).
 enum CurrencyCoding {
-    static func write(_ movement: CurrencyMovement, into writer: inout ByteWriter) {
+    static func write(_ movement: CurrencyMovement, into writer: inout some ByteWriting) {
         writer.writeString(movement.currency)
         writer.writeVarInt(movement.amount)
         writer.writeEnum(movement.source)
@@ -62,7 +62,7 @@ enum CurrencyCoding {
             })
     }
 
-    static func write(_ record: IdempotencyRecord, into writer: inout ByteWriter) {
+    static func write(_ record: IdempotencyRecord, into writer: inout some ByteWriting) {
         ProfileCoding.writeID(record.profile, into: &writer)
         writer.writeString(record.currency)
         writer.writeVarInt(record.amount)

@@ -33,8 +33,7 @@ enum RuntimeRecord: Equatable {
     }
 
     var logRecord: WALRecord {
-        var writer = ByteWriter()
-        writer.writeVarUInt(incarnation)
+        var writer = Self.payloadWriter(incarnation)
         let kind: Kind
         switch self {
         case .projectCreated(_, let state):
@@ -51,6 +50,23 @@ enum RuntimeRecord: Equatable {
             ChangeCoding.write(batch, into: &writer)
         }
         return WALRecord(kind: kind.rawValue, payload: writer.bytes)
+    }
+
+    /// The record of `.projectChanged(incarnation, transact.batch)`, written straight from the
+    /// transact's fields (``ChangeCoding/write(_:into:)-(TransactChange,_)``).
+    static func projectChanged(_ incarnation: Incarnation, _ transact: ProjectState.TransactChange) -> WALRecord {
+        var writer = payloadWriter(incarnation)
+        ChangeCoding.write(transact, into: &writer)
+        return WALRecord(kind: Kind.projectChanged.rawValue, payload: writer.bytes)
+    }
+
+    /// A payload's writer with the incarnation, every record's first field, written. Room for a
+    /// usual change batch (a `currency.transact`'s is about 130 bytes) from the start: the
+    /// default 64 grew the buffer once or twice for nearly every record.
+    private static func payloadWriter(_ incarnation: Incarnation) -> ByteWriter {
+        var writer = ByteWriter(capacity: 256)
+        writer.writeVarUInt(incarnation)
+        return writer
     }
 
     init(_ record: WALRecord) throws(ByteReaderError) {
