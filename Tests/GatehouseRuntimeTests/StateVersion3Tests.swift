@@ -206,6 +206,27 @@ enum Version3Fixtures {
         #expect(StateCoding.encodeParts(F.state) == [StateCoding.encode(F.state)], "a small state's body is one part")
         #expect(try F.decodeBothWays(bytes) == state)
     }
+
+    /// A state with few profiles but a long history is big too: it takes the side-by-side path
+    /// and gives the same bytes.
+    @Test func aFewProfilesWithALongHistoryEncodeSideBySide() throws {
+        var state = F.state
+        let profile = ProfileID(high: 1, low: 7, tag: 0x111213)
+        state.apply(.init([.profileCreated(Profile(id: profile, customerUserID: "u", token: AppAccountToken(high: 1, low: 9), createdMs: 6, lastSeenMs: 6, cursor: 0))], atMs: 6))
+        let events = (0..<(StateCoding.parallelEncodingBytes / 256)).map { _ in
+            ProjectState.Change.eventRecorded(.renewal, profile, [EventDetail("product_id", .string("m"))])
+        }
+        state.apply(.init(events, atMs: 7))
+        #expect(state.profiles.count < StateCoding.parallelEncodingProfiles)
+        let bytes = StateCoding.encode(state)
+        var small = ByteWriter()
+        StateCoding.write(state, into: &small)
+        #expect(small.bytes == bytes)
+        let parts = StateCoding.encodeParts(state)
+        #expect(parts.count == 1 + StateCoding.sectionCount, "the table, then each section")
+        #expect(parts.flatMap { $0 } == bytes)
+        #expect(try F.decodeBothWays(bytes) == state)
+    }
 }
 
 /// A damaged version 3 body is refused with an error, never trapped on and never loaded in part.

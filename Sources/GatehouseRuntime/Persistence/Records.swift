@@ -328,6 +328,11 @@ enum StateCoding {
 
     /// Profiles past which a state's sections are encoded side by side.
     static let parallelEncodingProfiles = 10_000
+    /// Reserved section bytes (``sectionBytesReserved(_:of:)``) past which a state's sections
+    /// are encoded side by side whatever its profile count: a few profiles can hold millions of
+    /// history entries and events (a backend crediting one profile), and such a body grown in
+    /// one writer doubled its way up, copying itself a score of times.
+    static let parallelEncodingBytes = 4 << 20
 
     /// The snapshot body of `state`. Blocks while a big state's sections encode on every core:
     /// call it from a thread of your own (the snapshot writer's).
@@ -345,13 +350,14 @@ enum StateCoding {
     /// the lengths) and its sections, never joined into one array; a small state's body whole.
     /// Blocks like ``encode(_:)``.
     static func encodeParts(_ state: ProjectState) -> [[UInt8]] {
-        guard state.profiles.count >= parallelEncodingProfiles else {
+        let reserved = (0..<sections.count).map { sectionBytesReserved($0, of: state) }
+        guard state.profiles.count >= parallelEncodingProfiles || reserved.reduce(0, +) >= parallelEncodingBytes else {
             var writer = ByteWriter(capacity: 1024)
             write(state, into: &writer)
             return [writer.bytes]
         }
         let parts = SectionJobs.run(sections.count, costliestFirst: encodingOrder) { number in
-            var writer = ByteWriter(capacity: sectionBytesReserved(number, of: state))
+            var writer = ByteWriter(capacity: reserved[number])
             sections[number](state, &writer)
             return writer.bytes
         }
