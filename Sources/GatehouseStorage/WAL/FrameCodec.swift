@@ -11,7 +11,9 @@ final class FrameEncoder {
 
     /// A data frame holding `groups` (each one append call, all LSN-consecutive from `firstLSN`).
     /// Raw deflate when the body is at least 256 bytes and shrinks; stored otherwise.
-    func encodeData(_ groups: some Sequence<[LogRecord]>, firstLSN: LSN, salt: UInt32, previousBodyCRC: UInt32) -> EncodedFrame {
+    func encodeData<Group: Sequence<LogRecord>>(_ groups: some Sequence<Group>, firstLSN: LSN, salt: UInt32, previousBodyCRC: UInt32)
+        -> EncodedFrame
+    {
         raw.removeAll(keepingCapacity: true)
         var count: UInt32 = 0
         for group in groups {

@@ -4,8 +4,35 @@ import Synchronization
 /// One `append` call waiting to be written: its records go into one frame together.
 struct PendingAppend {
     var firstLSN: LSN
-    var records: [LogRecord]
+    var records: PendingRecords
     var bytes: Int
+}
+
+/// The records of one `append` call. Most calls append one record (a project's change), which
+/// then needs no array of its own: one allocation fewer on every write.
+enum PendingRecords: Sequence {
+    case one(LogRecord)
+    case many([LogRecord])
+
+    struct Iterator: IteratorProtocol {
+        fileprivate var one: LogRecord?
+        fileprivate var many: IndexingIterator<[LogRecord]>?
+
+        mutating func next() -> LogRecord? {
+            if let record = one {
+                one = nil
+                return record
+            }
+            return many?.next()
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        switch self {
+        case .one(let record): Iterator(one: record, many: nil)
+        case .many(let records): Iterator(one: nil, many: records.makeIterator())
+        }
+    }
 }
 
 /// A `whenDurable` callback.

@@ -85,7 +85,7 @@ public final class WriteAheadLog: Sendable {
     /// until ``wakeFlusher()`` (or another append) wakes it: a caller appending a run of records
     /// lets them start their write together rather than the first one alone.
     public func append(_ record: LogRecord, wakingFlusher: Bool = true) throws(StorageError) -> LSN {
-        try append([record], wakingFlusher: wakingFlusher)
+        try append(.one(record), count: 1, bytes: record.encodedByteCount, wakingFlusher: wakingFlusher)
     }
 
     /// Wakes the flusher for what was appended with `wakingFlusher: false`.
@@ -104,8 +104,12 @@ public final class WriteAheadLog: Sendable {
         if records.isEmpty { return lastLSN }
         var bytes = 0
         for record in records { bytes += record.encodedByteCount }
+        return try append(.many(records), count: records.count, bytes: bytes, wakingFlusher: wakingFlusher)
+    }
+
+    private func append(_ records: PendingRecords, count: Int, bytes: Int, wakingFlusher: Bool) throws(StorageError) -> LSN {
         guard bytes <= shared.limits.frameBytesMax else {
-            throw StorageError(.recordTooLarge, "\(records.count) record(s) of \(bytes) bytes exceed the \(shared.limits.frameBytesMax)-byte frame limit")
+            throw StorageError(.recordTooLarge, "\(count) record(s) of \(bytes) bytes exceed the \(shared.limits.frameBytesMax)-byte frame limit")
         }
         if shared.readOnly.load(ordering: .acquiring) {
             throw StorageError(.readOnly, "the disk holding the log is (nearly) full; writes resume when space is freed")
@@ -118,10 +122,10 @@ public final class WriteAheadLog: Sendable {
                 throw StorageError(.busy, "\(state.pendingBytes) bytes are already waiting for the disk")
             }
             let first = state.nextLSN
-            state.nextLSN += LSN(records.count)
+            state.nextLSN += LSN(count)
             state.pending.append(PendingAppend(firstLSN: first, records: records, bytes: bytes))
             state.pendingBytes += bytes
-            state.pendingRecords += records.count
+            state.pendingRecords += count
             return state.nextLSN - 1
         }
         if wakingFlusher { shared.core.broadcast() }
