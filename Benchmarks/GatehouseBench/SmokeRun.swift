@@ -9,6 +9,9 @@ enum SmokeRun {
     static func run() async -> Int32 {
         print("smoke: micro, \(microIterations) iterations")
         if let failure = MicroMode.measure(iterations: microIterations) { return failure }
+        // The actor's own benchmark checks every balance it reaches, so a broken transact fails here.
+        let transact = await ProjectTransactBench.run(iterations: microIterations)
+        if transact != BenchExitCode.success { return transact }
 
         let server: InProcessServer
         do {
