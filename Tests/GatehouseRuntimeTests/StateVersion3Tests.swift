@@ -196,15 +196,8 @@ enum Version3Fixtures {
         state.apply(.init(profiles, atMs: 6))
         state.apply(.init((0..<300).map { .eventRecorded(.renewal, ProfileID(high: UInt64($0), low: 7, tag: 0x111213),
                                                           [EventDetail("product_id", .string("m"))]) }, atMs: 7))
-        let bytes = StateCoding.encode(state)
-        var small = ByteWriter()
-        StateCoding.write(state, into: &small)
-        #expect(small.bytes == bytes)
-        let parts = StateCoding.encodeParts(state)
-        #expect(parts.count == 1 + StateCoding.sectionCount, "the table, then each section")
-        #expect(parts.flatMap { $0 } == bytes)
+        try Self.expectEncodedSideBySide(state)
         #expect(StateCoding.encodeParts(F.state) == [StateCoding.encode(F.state)], "a small state's body is one part")
-        #expect(try F.decodeBothWays(bytes) == state)
     }
 
     /// A state with few profiles but a long history is big too: it takes the side-by-side path
@@ -212,20 +205,27 @@ enum Version3Fixtures {
     @Test func aFewProfilesWithALongHistoryEncodeSideBySide() throws {
         var state = F.state
         let profile = ProfileID(high: 1, low: 7, tag: 0x111213)
-        state.apply(.init([.profileCreated(Profile(id: profile, customerUserID: "u", token: AppAccountToken(high: 1, low: 9), createdMs: 6, lastSeenMs: 6, cursor: 0))], atMs: 6))
+        state.apply(.init([.profileCreated(Profile(id: profile, customerUserID: "u", token: AppAccountToken(high: 1, low: 9),
+                                                   createdMs: 6, lastSeenMs: 6, cursor: 0))], atMs: 6))
         let events = (0..<(StateCoding.parallelEncodingBytes / 256)).map { _ in
             ProjectState.Change.eventRecorded(.renewal, profile, [EventDetail("product_id", .string("m"))])
         }
         state.apply(.init(events, atMs: 7))
         #expect(state.profiles.count < StateCoding.parallelEncodingProfiles)
+        try Self.expectEncodedSideBySide(state)
+    }
+
+    /// `state`'s body is made section by section, the same bytes as one writer makes, and reads
+    /// back both ways as `state`.
+    private static func expectEncodedSideBySide(_ state: ProjectState, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let bytes = StateCoding.encode(state)
         var small = ByteWriter()
         StateCoding.write(state, into: &small)
-        #expect(small.bytes == bytes)
+        #expect(small.bytes == bytes, sourceLocation: sourceLocation)
         let parts = StateCoding.encodeParts(state)
-        #expect(parts.count == 1 + StateCoding.sectionCount, "the table, then each section")
-        #expect(parts.flatMap { $0 } == bytes)
-        #expect(try F.decodeBothWays(bytes) == state)
+        #expect(parts.count == 1 + StateCoding.sectionCount, "the table, then each section", sourceLocation: sourceLocation)
+        #expect(parts.flatMap { $0 } == bytes, sourceLocation: sourceLocation)
+        #expect(try F.decodeBothWays(bytes) == state, sourceLocation: sourceLocation)
     }
 }
 
