@@ -46,6 +46,20 @@ public final class GatehouseProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, standardOutput.write, 1)
         posix_spawn_file_actions_adddup2(&actions, standardError.write, 2)
 
+        // The child starts with no signal blocked and every signal's default action, whatever
+        // the spawning thread had (a pool thread may block some; the test process ignores
+        // SIGPIPE): as Foundation's `Process` does, so SIGTERM reaches a server under test.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
         let path = Self.binaryPath
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -54,7 +68,7 @@ public final class GatehouseProcess: Sendable {
             for pointer in envp { free(pointer) }
         }
         var child: pid_t = 0
-        let status = posix_spawn(&child, path, &actions, nil, argv, envp)
+        let status = posix_spawn(&child, path, &actions, &attributes, argv, envp)
         for descriptor in [standardInput.read, standardOutput.write, standardError.write] { Glibc.close(descriptor) }
         guard status == 0 else {
             for descriptor in [standardInput.write, standardOutput.read, standardError.read] { Glibc.close(descriptor) }
