@@ -216,12 +216,17 @@ struct RecoveryState {
     mutating func apply(lsn: LSN, _ replayed: Replayed) throws {
         switch replayed {
         case .changed(let incarnation, let batch):
-            nextIncarnation = max(nextIncarnation, incarnation + 1)
-            // A change for an incarnation deleted before the replay start is simply past.
-            loaded[incarnation]?.apply(batch, at: lsn)
+            applyChange(batch, of: incarnation, at: lsn)
         case .other(let decoded):
             try apply(lsn: lsn, decoded)
         }
+    }
+
+    /// A project's change batch, however it reached the applier.
+    private mutating func applyChange(_ batch: ProjectState.ChangeBatch, of incarnation: Incarnation, at lsn: LSN) {
+        nextIncarnation = max(nextIncarnation, incarnation + 1)
+        // A change for an incarnation deleted before the replay start is simply past.
+        loaded[incarnation]?.apply(batch, at: lsn)
     }
 
     /// Applies one decoded record, in log order.
@@ -245,8 +250,8 @@ struct RecoveryState {
             loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn)
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
-            // A change for an incarnation deleted before the replay start is simply past.
-            loaded[incarnation]?.apply(batch, at: lsn)
+            // ``decode(lsn:record:)`` carries these inline (`.changed`); one boxed is the same change.
+            applyChange(batch, of: incarnation, at: lsn)
         }
     }
 
