@@ -36,8 +36,12 @@ enum CurrencyOperations {
     {
         return { project throws(GatehouseError) in
             let outcome = try project.transact(lookup, currency: currency, amount: amount, key: key, reason: reason)
-            return Reply(["balance": .int(outcome.value.balance), "transaction_id": .string(outcome.value.transactionID)],
-                         after: outcome.lsn)
+            // Members given as an array, not a dictionary literal: this runs inside the project's
+            // actor, where the literal's argument array was one allocation too many.
+            return Reply(JSONObject(members: [
+                .init(key: "balance", value: .int(outcome.value.balance)),
+                .init(key: "transaction_id", value: .string(outcome.value.transactionID)),
+            ]), after: outcome.lsn)
         }
     }
 
