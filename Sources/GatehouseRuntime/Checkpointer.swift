@@ -102,12 +102,10 @@ public actor Checkpointer {
         let fileSystem = self.fileSystem
         let started = ContinuousClock.now
         // Encoding a big state takes seconds of every core: it runs on the snapshot thread too.
-        let (written, bodyBytes) = try await io.run {
-            let parts = StateCoding.encodeParts(state)
-            let written = try SnapshotFile.write(path: path, header: header, parts: parts, fileSystem: fileSystem)
-            return (written, parts.reduce(0) { $0 + $1.count })
+        let written = try await io.run {
+            try SnapshotFile.write(path: path, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
         }
-        await project.snapshotWritten(bodyBytes: bodyBytes)
+        await project.snapshotWritten(bodyBytes: written.bodyBytes)
         retained[project.incarnation] = [RetainedSnapshot(file: file, lsn: lsn)] + previous.prefix(1)
         lastSnapshotMs = registry.clock.nowMs()
         logger.info("snapshot.written", metadata: [

@@ -106,11 +106,15 @@ struct RecoveryState {
         /// Changes at or below this were already in the snapshot.
         let baseLSN: LSN
         private(set) var lastLSN: LSN
+        /// The body of the snapshot it was loaded from (0 for a project the log created), which
+        /// sets when the project is next snapshotted (``SnapshotTrigger``).
+        let snapshotBodyBytes: Int
 
-        init(state: ProjectState, baseLSN: LSN, lastLSN: LSN) {
+        init(state: ProjectState, baseLSN: LSN, lastLSN: LSN, snapshotBodyBytes: Int = 0) {
             self.state = state
             self.baseLSN = baseLSN
             self.lastLSN = lastLSN
+            self.snapshotBodyBytes = snapshotBodyBytes
         }
 
         /// See ``RecoveryState/prefetch(for:_:)``.
@@ -166,7 +170,7 @@ struct RecoveryState {
                 guard staged || header.lsn == entry.lsn else {
                     throw RecoveryError("\(entry.file) covers \(header.lsn), the manifest says \(entry.lsn)")
                 }
-                loaded[incarnation] = Loaded(state: state, baseLSN: entry.lsn, lastLSN: entry.lsn)
+                loaded[incarnation] = Loaded(state: state, baseLSN: entry.lsn, lastLSN: entry.lsn, snapshotBodyBytes: body.count)
                 retained[incarnation] = entries[index...].map { Checkpointer.RetainedSnapshot(file: $0.file, lsn: $0.lsn) }
                 if !problems.isEmpty {
                     logger.warning("recovery.snapshot_fallback", metadata: ["file": "\(entry.file)", "skipped": "\(problems.joined(separator: "; "))"])
@@ -247,7 +251,7 @@ struct RecoveryState {
             restoreFiles.insert(file)
             guard loaded[incarnation] == nil else { return }
             let (_, body) = try SnapshotFile.read(path: paths.snapshots + "/" + file, fileSystem: fileSystem)
-            loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn)
+            loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn, snapshotBodyBytes: body.count)
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
             // ``decode(lsn:record:)`` carries these inline (`.changed`); one boxed is the same change.
@@ -277,7 +281,7 @@ struct RecoveryState {
                 logger.warning("recovery.expiry_deferred", metadata: ["project": "\(state.id)", "error": "\(error)"])
             }
             let project = Project(state: state, incarnation: incarnation, originLSN: entry.baseLSN, lastLSN: lastLSN,
-                                  context: context)
+                                  context: context, snapshotBodyBytes: entry.snapshotBodyBytes)
             projects.append(project)
             // The timer for what falls due next.
             Task { await project.runExpiries() }

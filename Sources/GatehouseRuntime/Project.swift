@@ -55,14 +55,18 @@ public actor Project {
     private var expiryTimer: Task<Void, Never>?
     private var expiryTimerDeadlineMs: Int64?
 
-    init(state: ProjectState, incarnation: Incarnation, originLSN: LSN, lastLSN: LSN, context: ProjectContext) {
+    /// `snapshotBodyBytes`: the body of the snapshot `state` was loaded from, if any, which sets
+    /// when the project is next snapshotted (``snapshotWritten(bodyBytes:)``).
+    init(state: ProjectState, incarnation: Incarnation, originLSN: LSN, lastLSN: LSN, context: ProjectContext,
+         snapshotBodyBytes: Int = 0)
+    {
         self.id = state.id
         self.incarnation = incarnation
         self.state = state
         self.lastLSN = lastLSN
         self.originLSN = originLSN
         self.context = context
-        self.snapshotDueBytes = context.trigger.loggedBytesThreshold
+        self.snapshotDueBytes = context.trigger.dueBytes(afterSnapshotBody: snapshotBodyBytes)
         self.published = PublishedProjectState(state: state)
         self.syncBoard = SyncBoard(configCursor: state.configCursor)
     }

@@ -84,9 +84,10 @@ extension Engine {
         }
         let file = "restore-\(registry.clock.nowMs())-\(registry.random.randomToken(alphabet: .base62, length: 8)).snap"
         do {
-            try await stage(state, file: file)
+            let bodyBytes = try await stage(state, file: file)
             let (project, lsn) = try registry.installRestored(id: id, replacing: live, snapshotFile: file) { incarnation, lsn in
-                Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, context: registry.projectContext)
+                Project(state: state, incarnation: incarnation, originLSN: lsn, lastLSN: lsn, context: registry.projectContext,
+                        snapshotBodyBytes: bodyBytes)
             }
             await log.waitDurable(lsn)
             try? await checkpointer.adoptRestored(project.incarnation, file: file, lsn: lsn)
@@ -101,14 +102,15 @@ extension Engine {
         }
     }
 
-    private func stage(_ state: ProjectState, file: String) async throws(GatehouseError) {
+    /// Writes `state` as a snapshot file of its own; answers the body's size.
+    private func stage(_ state: ProjectState, file: String) async throws(GatehouseError) -> Int {
         let header = SnapshotHeader(streamID: 0, lsn: 0, createdMs: registry.clock.nowMs(), metadata: Array(state.id.rawValue.utf8))
         let path = paths.snapshots + "/" + file
         let fileSystem = self.fileSystem
         do {
-            _ = try await io.run {
+            return try await io.run {
                 try SnapshotFile.write(path: path, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
-            }
+            }.bodyBytes
         } catch {
             throw GatehouseError(.internal, "cannot stage the restored state: \(error)")
         }

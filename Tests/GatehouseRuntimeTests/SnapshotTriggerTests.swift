@@ -44,6 +44,22 @@ import Testing
         }
     }
 
+    @Test func aRestartedProjectTakesItsThresholdFromTheSnapshotItLoaded() async throws {
+        let directory = Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let due = try await withEngine(floor: 1, in: directory) { engine, _ in
+            let project = try engine.registry.createProject(id: try ProjectID(validating: "acme"), name: nil).value.0
+            for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil) }
+            _ = try await engine.checkpointer.checkpoint()
+            return await project.snapshotDueBytes
+        }
+        #expect(due > 100)
+        try await withEngine(floor: 1, in: directory) { engine, _ in
+            let project = try #require(engine.registry.project(try ProjectID(validating: "acme")))
+            #expect(await project.snapshotDueBytes == due)
+        }
+    }
+
     /// Creates profiles (records of one size) until the project asks for a snapshot; answers the
     /// bytes it had logged before the change that made it ask, and a record's size.
     private func logUntilAsked(_ project: Project, requests: RequestCount) async throws -> (before: Int, recordBytes: Int) {
@@ -68,11 +84,22 @@ import Testing
     /// Fixed-width customer ids, so every profile's record has the same size.
     private static func nextUser() -> Int { users.withLock { $0 += 1; return $0 } }
 
+    private static func scratchDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("gh-trigger-\(UUID().uuidString)").path
+    }
+
     /// An engine on a scratch directory whose trigger counts requests instead of snapshotting
     /// (`checkpoint()` still snapshots).
     private func withEngine(floor: Int, _ body: (Engine, RequestCount) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gh-trigger-\(UUID().uuidString)").path
+        let directory = Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withEngine(floor: floor, in: directory, body)
+    }
+
+    /// ``withEngine(floor:_:)`` on `directory`, which outlives it.
+    private func withEngine<T>(floor: Int, in directory: String, _ body: (Engine, RequestCount) async throws -> T)
+        async throws -> T
+    {
         var options = EngineOptions(wal: WALOptions(policy: .none))
         options.snapshotAfterLoggedBytes = floor
         let engine = try Engine.open(
@@ -84,12 +111,13 @@ import Testing
         let requests = RequestCount()
         engine.registry.trigger.install { _ in requests.add() }
         do {
-            try await body(engine, requests)
+            let result = try await body(engine, requests)
+            await engine.close()
+            return result
         } catch {
             await engine.close()
             throw error
         }
-        await engine.close()
     }
 }
 

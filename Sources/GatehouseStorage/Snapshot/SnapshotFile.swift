@@ -33,7 +33,9 @@ public enum SnapshotFile {
     /// own, so a chunk ends where a part does. The file is the same format; only where chunks
     /// end differs from writing the joined body.
     public static func write(path: String, header: SnapshotHeader, parts: [[UInt8]], fileSystem: any FileSystem) throws -> SnapshotWriteResult {
-        try write(path: path, header: header, fileSystem: fileSystem) { encode(header: header, parts: parts) }
+        try write(path: path, header: header, bodyBytes: parts.reduce(0) { $0 + $1.count }, fileSystem: fileSystem) {
+            encode(header: header, parts: parts)
+        }
     }
 
     /// The same with each part already compressed (``compress(_:)``): a caller that makes the
@@ -42,10 +44,12 @@ public enum SnapshotFile {
     public static func write(path: String, header: SnapshotHeader, compressedParts: [CompressedPart],
                              fileSystem: any FileSystem) throws -> SnapshotWriteResult
     {
-        try write(path: path, header: header, fileSystem: fileSystem) { encode(header: header, compressed: compressedParts) }
+        try write(path: path, header: header, bodyBytes: compressedParts.reduce(0) { $0 + $1.raw.count }, fileSystem: fileSystem) {
+            encode(header: header, compressed: compressedParts)
+        }
     }
 
-    private static func write(path: String, header: SnapshotHeader, fileSystem: any FileSystem,
+    private static func write(path: String, header: SnapshotHeader, bodyBytes: Int, fileSystem: any FileSystem,
                               _ encode: () -> [UInt8]) throws -> SnapshotWriteResult
     {
         guard header.metadata.count <= metadataBytesMax else {
@@ -67,7 +71,7 @@ public enum SnapshotFile {
         } catch {
             throw StorageError(error, "cannot write snapshot \(path)")
         }
-        return SnapshotWriteResult(path: path, bytes: bytes.count, sha256: digest)
+        return SnapshotWriteResult(path: path, bytes: bytes.count, bodyBytes: bodyBytes, sha256: digest)
     }
 
     /// Reads and verifies a snapshot: magic, version, header CRC, every chunk's CRC and lengths,

@@ -23,6 +23,8 @@ public struct SnapshotWriteResult: Sendable, Equatable {
     public var path: String
     /// Size of the file.
     public var bytes: Int
+    /// Size of the body it holds, before compression.
+    public var bodyBytes: Int
     /// SHA-256 of the whole file as 64 lowercase hex digits, for the manifest, exports and operators.
     public var sha256: String
 }
