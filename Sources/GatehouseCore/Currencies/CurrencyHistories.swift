@@ -6,8 +6,9 @@
 /// of the entry array; a dictionary of dictionaries of arrays touched three hashed buckets and
 /// an array of its own per profile.
 ///
-/// The entries of removed lists stay in the arrays until they are half of them; then the live
-/// ones are copied, list by list, into fresh arrays.
+/// The entries lie in a ``ChunkedArray``, so a snapshot's copy of the state costs the next
+/// append one chunk, not the whole array. The entries of removed lists stay in the arrays until
+/// they are half of them; then the live ones are copied, list by list, into fresh arrays.
 struct CurrencyHistories: Sendable {
     struct Key: Hashable, Sendable {
         let profile: ProfileID
@@ -52,7 +53,7 @@ struct CurrencyHistories: Sendable {
     private(set) var table: [List] = []
     /// How many lists the table holds.
     private(set) var listCount = 0
-    private(set) var entries: [Stored] = []
+    private(set) var entries = ChunkedArray<Stored>()
     private(set) var text = TextArena()
     /// Entries of removed lists still in ``entries``.
     private var dead = 0
@@ -125,7 +126,6 @@ struct CurrencyHistories: Sendable {
         precondition(entries.count < Int(Self.none), "too many currency history entries")
         let stored = Stored(amount: after - before, balance: after, atMs: atMs, transaction: transaction, ref: text.append(ref),
                             previous: bucket.map { table[$0].newest } ?? Self.none, source: source)
-        entries.reserveForAppend(1)
         entries.append(stored)
         let newest = UInt32(entries.count - 1)
         if let bucket {
@@ -229,7 +229,7 @@ struct CurrencyHistories: Sendable {
 
     /// Copies the live entries and their refs into fresh arrays, each list's oldest first.
     private mutating func compact() {
-        var fresh: [Stored] = []
+        var fresh = ChunkedArray<Stored>()
         fresh.reserveCapacity(entries.count - dead)
         var freshText = TextArena()
         var chain: [UInt32] = []

@@ -1,5 +1,6 @@
 /// The idempotency keys `currency.transact` answered, with their answers: the records lie in one
-/// array in the order they were remembered (which is the order they are forgotten in, so the
+/// ``ChunkedArray`` (a snapshot's copy costs the next write one chunk) in the order they were
+/// remembered (which is the order they are forgotten in, so the
 /// forget order costs nothing more), keys and reasons in a ``TextArena``, found through a
 /// ``TextKeyIndex`` (cheap hashing, no rehash on growth, `String` equality). A
 /// `[String: IdempotencyRecord]` rehashed every key with SipHash at each doubling and held about
@@ -19,7 +20,7 @@ struct IdempotencyTable: Sendable {
     }
 
     /// Remembered records, oldest first from ``head``; those before it are forgotten.
-    private var records: [Stored] = []
+    private var records = ChunkedArray<Stored>()
     private var head = 0
     private var index = TextKeyIndex()
     private var text = TextArena()
@@ -83,7 +84,6 @@ struct IdempotencyTable: Sendable {
                 return true
             }
             index.insert(hash: hash, position: records.count, at: bucket)
-            records.reserveForAppend(1)
             records.append(stored(record, key: text.append(utf8: utf8), transaction: transaction))
             return false
         }
@@ -107,7 +107,6 @@ struct IdempotencyTable: Sendable {
                 let (position, bucket) = find(key, utf8, hash: hash)
                 guard position == nil else { return false }
                 index.insert(hash: hash, position: records.count, at: bucket)
-                records.reserveForAppend(1)
                 records.append(stored(record, key: text.append(utf8: utf8)))
                 return true
             }
@@ -133,15 +132,17 @@ struct IdempotencyTable: Sendable {
     /// position in the table down by `head`) and their text to a fresh arena.
     private mutating func compact() {
         var fresh = TextArena()
-        let live = records[head...].map { stored in
-            Stored(profile: stored.profile, amount: stored.amount, balance: stored.balance, atMs: stored.atMs,
+        var live = ChunkedArray<Stored>()
+        live.reserveCapacity(records.count - head)
+        for stored in records[head...] {
+            live.append(Stored(profile: stored.profile, amount: stored.amount, balance: stored.balance, atMs: stored.atMs,
                    key: fresh.append(stored.key, from: text),
                    reason: stored.reason < 0 ? -1 : fresh.append(stored.reason, from: text),
                    transaction: stored.transaction.index == TransactionName.spelled
                        ? TransactionName(sequence: UInt64(fresh.append(Int(stored.transaction.sequence), from: text)),
                                          index: TransactionName.spelled)
                        : stored.transaction,
-                   currency: stored.currency)
+                   currency: stored.currency))
         }
         index.shiftPositions(down: head)
         records = live

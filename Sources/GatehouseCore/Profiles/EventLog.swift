@@ -26,7 +26,7 @@ public struct EventLog: Sendable {
         let index: UInt32
     }
 
-    private var entries: [Entry] = []
+    private var entries = ChunkedArray<Entry>()
     /// The interned details of the kept events in feed order, after those of pruned events
     /// (`0..<detailsStart`), which go once they are half the array.
     private var detailBytes: [UInt8] = []
@@ -79,7 +79,6 @@ public struct EventLog: Sendable {
         var writer = HeldDetailsWriter(adopting: &detailBytes)
         details(&writer)
         detailBytes = writer.finish()
-        entries.reserveForAppend(1)
         entries.append(Entry(customerUserID: customerUserID, cursor: cursor, atMs: atMs, detailsEnd: detailBytes.count,
                              profileID: profileID, type: type, index: index))
     }

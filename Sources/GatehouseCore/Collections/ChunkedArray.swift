@@ -1,0 +1,105 @@
+/// An array of values kept in chunks of a fixed number of elements (about 64 KiB each), for the
+/// state's big append-mostly arrays: a ledger's history entries, idempotency records, the event
+/// feed.
+///
+/// A snapshot captures the project's state as a value while the project goes on writing. With
+/// one `Array` per table, the first append after the capture copied the whole table (hundreds of
+/// megabytes for a busy tenant: page faults, a copy, and later a free of the old buffer, all
+/// inside the project's actor, which answered nothing meanwhile). Here a copy shares the chunks;
+/// a write after it copies the list of chunks and the one chunk it lands in. Growing never moves
+/// an element either: a full chunk stays where it is and a new one starts.
+///
+/// Reading an element is two loads (the chunk, then the element).
+struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
+    private var chunks: [[Element]] = []
+    private(set) var count = 0
+
+    init() {}
+
+    /// Elements per chunk: a power of two, about 64 KiB of elements (at least 16).
+    @inline(__always)
+    static var chunkShift: Int {
+        let stride = Swift.max(1, MemoryLayout<Element>.stride)
+        let perChunk = Swift.max(16, (64 << 10) / stride)
+        return Int.bitWidth - 1 - perChunk.leadingZeroBitCount
+    }
+
+    @inline(__always)
+    static var chunkMask: Int { (1 << chunkShift) - 1 }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    @inline(__always)
+    subscript(position: Int) -> Element {
+        get {
+            precondition(position >= 0 && position < count, "index out of range")
+            return chunks[position >> Self.chunkShift][position & Self.chunkMask]
+        }
+        _modify {
+            precondition(position >= 0 && position < count, "index out of range")
+            yield &chunks[position >> Self.chunkShift][position & Self.chunkMask]
+        }
+    }
+
+    mutating func append(_ element: Element) {
+        if count & Self.chunkMask == 0 {
+            var chunk: [Element] = []
+            chunk.reserveCapacity(1 << Self.chunkShift)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(element)
+        count += 1
+    }
+
+    mutating func append(contentsOf elements: some Sequence<Element>) {
+        for element in elements { append(element) }
+    }
+
+    /// Room in the list of chunks for `count` elements (chunks themselves are made as needed).
+    mutating func reserveCapacity(_ count: Int) {
+        chunks.reserveCapacity((count + Self.chunkMask) >> Self.chunkShift)
+    }
+
+    /// Drops the first `dropped` elements: the rest move to fresh chunks (as `Array`'s
+    /// `removeFirst` moves them), so positions stay dense from 0.
+    mutating func removeFirst(_ dropped: Int) {
+        precondition(dropped >= 0 && dropped <= count, "cannot remove more elements than there are")
+        guard dropped > 0 else { return }
+        var rest = ChunkedArray()
+        rest.reserveCapacity(count - dropped)
+        for position in dropped..<count { rest.append(self[position]) }
+        self = rest
+    }
+
+    mutating func removeAll() {
+        chunks = []
+        count = 0
+    }
+
+    /// How many chunks hold the elements (tests: what a copy shares).
+    var chunkCount: Int { chunks.count }
+
+    /// Whether chunk `index` of `self` and of `other` are one buffer (tests: what a copy shares).
+    func sharesChunk(_ index: Int, with other: ChunkedArray) -> Bool {
+        chunks[index].withUnsafeBufferPointer { mine in
+            other.chunks[index].withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
+        }
+    }
+
+    /// Asks for every cache line `self[position]` lies on (``Prefetch``); nothing for a
+    /// position out of range.
+    @inline(__always)
+    func prefetch(_ position: Int) {
+        guard position >= 0, position < count else { return }
+        Prefetch.element(position & Self.chunkMask, of: chunks[position >> Self.chunkShift])
+    }
+}
+
+extension ChunkedArray: Sendable where Element: Sendable {}
+
+extension ChunkedArray: Equatable where Element: Equatable {
+    static func == (left: ChunkedArray, right: ChunkedArray) -> Bool {
+        left.elementsEqual(right)
+    }
+}

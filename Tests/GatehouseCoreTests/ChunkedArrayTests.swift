@@ -1,0 +1,86 @@
+@testable import GatehouseCore
+import Testing
+
+/// ``ChunkedArray``: an array's behaviour, with copies that share every chunk a write does not
+/// touch (what a snapshot's capture of the state relies on).
+@Suite struct ChunkedArrayBehaviour {
+    /// An element of 32 bytes: 2,048 to a chunk of 64 KiB.
+    struct Wide: Equatable {
+        var number: Int
+        var rest: (Int, Int, Int) = (0, 0, 0)
+        static func == (left: Wide, right: Wide) -> Bool { left.number == right.number }
+    }
+
+    @Test func chunksHoldAboutSixtyFourKibibytesOfElements() {
+        #expect(ChunkedArray<Wide>.chunkShift == 11)
+        #expect(ChunkedArray<UInt8>.chunkShift == 16)
+        #expect(ChunkedArray<(Int, Int, Int, Int, Int, Int, Int, Int, Int)>.chunkShift == 9, "72 bytes: 910 fit, 512 is the power of two")
+    }
+
+    @Test func appendsReadBackInOrderAcrossChunks() {
+        var array = ChunkedArray<Int>()
+        let count = 3 * (1 << ChunkedArray<Int>.chunkShift) + 5
+        for number in 0..<count { array.append(number * 3) }
+        #expect(array.count == count)
+        #expect(array.chunkCount == 4)
+        #expect(Array(array) == (0..<count).map { $0 * 3 })
+        #expect(array.last == (count - 1) * 3)
+        #expect(array[(1 << ChunkedArray<Int>.chunkShift)] == (1 << ChunkedArray<Int>.chunkShift) * 3, "the first of the second chunk")
+    }
+
+    @Test func writesInPlaceChangeOneElement() {
+        var array = ChunkedArray<Wide>()
+        for number in 0..<5000 { array.append(Wide(number: number)) }
+        array[4097].number = -1
+        array[3] = Wide(number: -2)
+        #expect(array.map(\.number) == (0..<5000).map { $0 == 4097 ? -1 : $0 == 3 ? -2 : $0 })
+    }
+
+    @Test func aCopySharesEveryChunkAWriteDoesNotTouch() {
+        var live = ChunkedArray<Wide>()
+        for number in 0..<10_000 { live.append(Wide(number: number)) }
+        let captured = live
+        live.append(Wide(number: 10_000))
+        live[100].number = -1
+        // 10,001 elements in chunks of 2,048: chunk 0 was written, chunk 4 appended to.
+        #expect(live.chunkCount == 5)
+        #expect(!live.sharesChunk(0, with: captured))
+        #expect((1...3).allSatisfy { live.sharesChunk($0, with: captured) }, "untouched chunks are shared, not copied")
+        #expect(!live.sharesChunk(4, with: captured))
+        // And the copy is a value: it kept what it had.
+        #expect(captured.count == 10_000)
+        #expect(captured[100].number == 100)
+        #expect(captured.map(\.number) == Array(0..<10_000))
+        #expect(live[100].number == -1 && live.last?.number == 10_000)
+    }
+
+    @Test func removeFirstKeepsTheRestInOrderFromZero() {
+        var array = ChunkedArray<Int>()
+        for number in 0..<20_000 { array.append(number) }
+        let before = array
+        array.removeFirst(12_345)
+        #expect(Array(array) == Array(12_345..<20_000))
+        #expect(Array(before) == Array(0..<20_000), "a copy made before is untouched")
+        array.removeFirst(0)
+        #expect(array.count == 20_000 - 12_345)
+        array.removeFirst(array.count)
+        #expect(array.isEmpty)
+        array.append(1)
+        #expect(Array(array) == [1])
+    }
+
+    @Test func slicesAndEqualityWorkAsForAnArray() {
+        var left = ChunkedArray<Int>()
+        var right = ChunkedArray<Int>()
+        for number in 0..<3000 {
+            left.append(number)
+            right.append(number)
+        }
+        #expect(left == right)
+        right[2999] = 0
+        #expect(left != right)
+        #expect(Array(left[1000...1002]) == [1000, 1001, 1002])
+        left.removeAll()
+        #expect(left.isEmpty && left.chunkCount == 0)
+    }
+}
