@@ -54,6 +54,16 @@ import Testing
         #expect(live[100].number == -1 && live.last?.number == 10_000)
     }
 
+    @Test func aRepeatedElementFillsWholeChunksThenAPart() {
+        let size = 1 << ChunkedArray<UInt64>.chunkShift
+        var table = ChunkedArray<UInt64>(repeating: 7, count: 2 * size + 3)
+        #expect(table.count == 2 * size + 3 && table.chunkCount == 3)
+        #expect(table.allSatisfy { $0 == 7 })
+        table[size] = 1
+        #expect(table.filter { $0 == 1 }.count == 1)
+        #expect(ChunkedArray<UInt64>(repeating: 0, count: 0).isEmpty)
+    }
+
     @Test func removeFirstKeepsTheRestInOrderFromZero() {
         var array = ChunkedArray<Int>()
         for number in 0..<20_000 { array.append(number) }

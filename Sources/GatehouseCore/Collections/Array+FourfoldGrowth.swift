@@ -3,8 +3,9 @@ extension Array {
     /// (``reserveForAppend(_:)``).
     static var fourfoldGrowthBytes: Int { 1 << 20 }
 
-    /// Call before appending `extra` elements to one of the big append-only arrays (a ledger's
-    /// entries, idempotency records, the event feed, text arenas). When the append would grow an
+    /// Call before appending `extra` elements to one of the big append-only byte arrays (text
+    /// arenas, the event feed's details; the big arrays of values are ``ChunkedArray``s, which
+    /// never move an element). When the append would grow an
     /// array of a mebibyte or more, it grows fourfold instead of double: each growth copies every
     /// element into fresh pages, which the kernel must fault in, and frees the old ones, so a log
     /// replay that appends millions of entries spent a sixth of its time growing arrays. Growing

@@ -16,6 +16,18 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
 
     init() {}
 
+    init(repeating element: Element, count: Int) {
+        precondition(count >= 0, "a negative count")
+        chunks.reserveCapacity((count + Self.chunkMask) >> Self.chunkShift)
+        var left = count
+        while left > 0 {
+            let size = Swift.min(left, 1 << Self.chunkShift)
+            chunks.append([Element](repeating: element, count: size))
+            left -= size
+        }
+        self.count = count
+    }
+
     /// Elements per chunk: a power of two, about 64 KiB of elements (at least 16).
     @inline(__always)
     static var chunkShift: Int {
@@ -44,8 +56,10 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
 
     mutating func append(_ element: Element) {
         if count & Self.chunkMask == 0 {
+            // The first chunk grows as an array does (a small table stays small); later ones are
+            // made whole at once.
             var chunk: [Element] = []
-            chunk.reserveCapacity(1 << Self.chunkShift)
+            if !chunks.isEmpty { chunk.reserveCapacity(1 << Self.chunkShift) }
             chunks.append(chunk)
         }
         chunks[chunks.count - 1].append(element)

@@ -4,10 +4,11 @@
 /// never a key. The table is a power of two long and at most 3/4 full. A probe compares keys
 /// only where the hash bits match; growing moves entries by the bits they keep, so it never
 /// reads an element or hashes a key again; a removal shifts the entries after it back, so no
-/// tombstones pile up.
+/// tombstones pile up. The buckets are a ``ChunkedArray``: after a snapshot's capture, a write
+/// copies the chunk it lands in, not the table.
 struct PositionBuckets: Sendable {
     /// Empty, or a power of two long.
-    private var buckets: [UInt64] = []
+    private var buckets = ChunkedArray<UInt64>()
     /// How many positions the table holds.
     private(set) var count = 0
 
@@ -40,7 +41,7 @@ struct PositionBuckets: Sendable {
     /// lookup known ahead of its turn.
     func prefetch(hash: UInt32) {
         guard !buckets.isEmpty else { return }
-        Prefetch.element(Int(hash) & (buckets.count - 1), of: buckets)
+        buckets.prefetch(Int(hash) & (buckets.count - 1))
     }
 
     /// The position the first bucket of `hash`'s run holds, when that bucket's hash bits are
@@ -131,7 +132,7 @@ struct PositionBuckets: Sendable {
 
     private mutating func resize(to size: Int) {
         let old = buckets
-        buckets = [UInt64](repeating: 0, count: size)
+        buckets = ChunkedArray(repeating: 0, count: size)
         for entry in old where entry != 0 { place(entry) }
     }
 }
