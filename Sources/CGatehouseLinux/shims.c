@@ -48,11 +48,6 @@ int cgh_set_nonblocking(int fd) {
     if (flags < 0) return -1;
     return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
-int cgh_set_cloexec(int fd) {
-    int flags = fcntl(fd, F_GETFD, 0);
-    if (flags < 0) return -1;
-    return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
 int cgh_setsockopt_int(int fd, int level, int name, int value) {
     return setsockopt(fd, level, name, &value, sizeof(value));
 }

@@ -29,8 +29,6 @@ static inline void cgh_prefetch(const void *address) {
 
 /// `fcntl(fd, F_SETFL, flags | O_NONBLOCK)`; Swift cannot call the variadic `fcntl`.
 int cgh_set_nonblocking(int fd);
-/// `fcntl(fd, F_SETFD, FD_CLOEXEC)`.
-int cgh_set_cloexec(int fd);
 /// Sets an integer socket option.
 int cgh_setsockopt_int(int fd, int level, int name, int value);
 /// Blocks SIGPIPE process-wide: writes to a closed peer then fail with EPIPE instead of killing us.

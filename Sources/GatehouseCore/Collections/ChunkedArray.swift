@@ -42,16 +42,12 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
     var startIndex: Int { 0 }
     var endIndex: Int { count }
 
+    /// A position out of range traps in the arrays' own checks: a negative one or one past the
+    /// last chunk in the list of chunks, one past the end within the last chunk in that chunk.
     @inline(__always)
     subscript(position: Int) -> Element {
-        get {
-            precondition(position >= 0 && position < count, "index out of range")
-            return chunks[position >> Self.chunkShift][position & Self.chunkMask]
-        }
-        _modify {
-            precondition(position >= 0 && position < count, "index out of range")
-            yield &chunks[position >> Self.chunkShift][position & Self.chunkMask]
-        }
+        get { chunks[position >> Self.chunkShift][position & Self.chunkMask] }
+        _modify { yield &chunks[position >> Self.chunkShift][position & Self.chunkMask] }
     }
 
     mutating func append(_ element: Element) {
@@ -64,10 +60,6 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         }
         chunks[chunks.count - 1].append(element)
         count += 1
-    }
-
-    mutating func append(contentsOf elements: some Sequence<Element>) {
-        for element in elements { append(element) }
     }
 
     /// Room in the list of chunks for `count` elements (chunks themselves are made as needed).
@@ -111,6 +103,7 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
 }
 
 extension ChunkedArray: Sendable where Element: Sendable {}
+
 
 extension ChunkedArray: Equatable where Element: Equatable {
     static func == (left: ChunkedArray, right: ChunkedArray) -> Bool {
