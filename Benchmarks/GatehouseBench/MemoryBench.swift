@@ -42,10 +42,35 @@ enum MemoryBench {
         let decodedCount = (try? ProjectSnapshotBody.decode(body))?.profiles.count ?? -1
         let decoded = ContinuousClock.now - decodeStarted
         let growth = after - before
+        guard let afterCapture = writesAfterCapture(of: &state, profiles: count, nowMs: nowMs) else { return 1 }
         print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
             + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
-            + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms")
+            + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms; "
+            + "after a snapshot's capture, the first renewal took \(afterCapture.first.wholeMicroseconds) µs, the next \(afterCapture.next.wholeMicroseconds) µs")
         return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count ? 0 : 1
+    }
+
+    /// What the project's next writes cost while a snapshot holds a copy of the state (the
+    /// actor pays for whatever the copy makes it duplicate): two renewals of different profiles'
+    /// subscriptions, each timed, the copy kept alive meanwhile.
+    private static func writesAfterCapture(of state: inout ProjectState, profiles count: Int, nowMs: Int64)
+        -> (first: Duration, next: Duration)?
+    {
+        let captured = state
+        defer { withExtendedLifetime(captured) {} }
+        var times: [Duration] = []
+        for index in [count / 2, count / 3] {
+            guard let profile = state.profiles.profile(customerUserID: "user-\(index)")?.id else { return nil }
+            let renewal = StoreTransaction(
+                store: "test", kind: .subscription, transactionID: "2000\(index)", originalTransactionID: "1000\(index)",
+                productID: "pro_monthly", purchasedMs: nowMs + 1000, expiresMs: nowMs + 60 * 86_400_000, token: nil, price: 9.99,
+                currency: "USD", periodType: .normal, environment: .production)
+            let started = ContinuousClock.now
+            guard let decision = try? state.reportPurchase(profile: profile, transaction: renewal, nowMs: nowMs + 1000) else { return nil }
+            state.apply(decision.batch)
+            times.append(ContinuousClock.now - started)
+        }
+        return (times[0], times[1])
     }
 
     private static func mib(_ bytes: Int) -> String {

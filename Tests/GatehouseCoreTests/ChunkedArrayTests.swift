@@ -79,6 +79,24 @@ import Testing
         #expect(Array(array) == [1])
     }
 
+    @Test func removeLastTakesTheLastElementAndEmptiesChunksAsItGoes() {
+        let size = 1 << ChunkedArray<Int>.chunkShift
+        var array = ChunkedArray(0..<(size + 2))
+        let captured = array
+        #expect(array.removeLast() == size + 1)
+        #expect(array.removeLast() == size)
+        #expect(array.count == size && array.chunkCount == 1, "the emptied chunk goes")
+        #expect(array.removeLast() == size - 1)
+        array.append(-1)
+        #expect(array.last == -1 && array.count == size)
+        #expect(Array(captured) == Array(0..<(size + 2)), "a copy made before is untouched")
+    }
+
+    @Test func aSequenceFillsChunksInOrder() {
+        let array = ChunkedArray(stride(from: 0, to: 30_000, by: 3))
+        #expect(Array(array) == Array(stride(from: 0, to: 30_000, by: 3)))
+    }
+
     @Test func slicesAndEqualityWorkAsForAnArray() {
         var left = ChunkedArray<Int>()
         var right = ChunkedArray<Int>()

@@ -1,6 +1,7 @@
 /// An array of values kept in chunks of a fixed number of elements (about 64 KiB each), for the
-/// state's big append-mostly arrays: a ledger's history entries, idempotency records, the event
-/// feed.
+/// state's big tables: profiles, purchases and their holder links, the subscription timer heap,
+/// a ledger's lists and history entries, term grants, idempotency records, the event feed's
+/// entries, and the hash buckets of every index over them.
 ///
 /// A snapshot captures the project's state as a value while the project goes on writing. With
 /// one `Array` per table, the first append after the capture copied the whole table (hundreds of
@@ -10,11 +11,18 @@
 /// an element either: a full chunk stays where it is and a new one starts.
 ///
 /// Reading an element is two loads (the chunk, then the element).
-struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
-    private var chunks: [[Element]] = []
-    private(set) var count = 0
+/// Public for reading (a purchase table's `values`); inlinable, so readers in other modules get
+/// the two loads rather than a generic call.
+public struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
+    @usableFromInline var chunks: [[Element]] = []
+    public private(set) var count = 0
 
     init() {}
+
+    init(_ elements: some Sequence<Element>) {
+        reserveCapacity(elements.underestimatedCount)
+        for element in elements { append(element) }
+    }
 
     init(repeating element: Element, count: Int) {
         precondition(count >= 0, "a negative count")
@@ -29,23 +37,23 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
     }
 
     /// Elements per chunk: a power of two, about 64 KiB of elements (at least 16).
-    @inline(__always)
+    @inlinable
     static var chunkShift: Int {
         let stride = Swift.max(1, MemoryLayout<Element>.stride)
         let perChunk = Swift.max(16, (64 << 10) / stride)
         return Int.bitWidth - 1 - perChunk.leadingZeroBitCount
     }
 
-    @inline(__always)
+    @inlinable
     static var chunkMask: Int { (1 << chunkShift) - 1 }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { count }
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { count }
 
     /// A position out of range traps in the arrays' own checks: a negative one or one past the
     /// last chunk in the list of chunks, one past the end within the last chunk in that chunk.
-    @inline(__always)
-    subscript(position: Int) -> Element {
+    @inlinable
+    public subscript(position: Int) -> Element {
         get { chunks[position >> Self.chunkShift][position & Self.chunkMask] }
         _modify { yield &chunks[position >> Self.chunkShift][position & Self.chunkMask] }
     }
@@ -65,6 +73,16 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
     /// Room in the list of chunks for `count` elements (chunks themselves are made as needed).
     mutating func reserveCapacity(_ count: Int) {
         chunks.reserveCapacity((count + Self.chunkMask) >> Self.chunkShift)
+    }
+
+    /// Removes and answers the last element; there must be one.
+    @discardableResult
+    mutating func removeLast() -> Element {
+        precondition(count > 0, "cannot remove the last element of an empty array")
+        let last = chunks[chunks.count - 1].removeLast()
+        if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+        count -= 1
+        return last
     }
 
     /// Drops the first `dropped` elements: the rest move to fresh chunks (as `Array`'s
@@ -106,7 +124,7 @@ extension ChunkedArray: Sendable where Element: Sendable {}
 
 
 extension ChunkedArray: Equatable where Element: Equatable {
-    static func == (left: ChunkedArray, right: ChunkedArray) -> Bool {
+    public static func == (left: ChunkedArray, right: ChunkedArray) -> Bool {
         left.elementsEqual(right)
     }
 }

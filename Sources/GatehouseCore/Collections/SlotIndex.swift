@@ -57,7 +57,7 @@ struct HashedSlotIndex<Hashing: SlotHashing>: Sendable {
 
     /// The position of the element with `key`, if the index holds it.
     @inline(__always)
-    func position<Element>(of key: Key, in elements: [Element], key keyOf: (Element) -> Key) -> Int? {
+    func position<Element>(of key: Key, in elements: some SlotElements<Element>, key keyOf: (Element) -> Key) -> Int? {
         buckets.find(hash: Hashing.hashBits(key)) { keyOf(elements[$0]) == key }.position
     }
 
@@ -68,14 +68,14 @@ struct HashedSlotIndex<Hashing: SlotHashing>: Sendable {
 
     /// Asks for the element a lookup of `key` most likely ends at: one bucket read, which
     /// ``prefetchBucket(of:)`` asked for earlier.
-    func prefetchElement<Element>(of key: Key, in elements: [Element]) {
+    func prefetchElement<Element>(of key: Key, in elements: some SlotElements<Element>) {
         guard let position = buckets.likelyPosition(hash: Hashing.hashBits(key)) else { return }
-        Prefetch.element(position, of: elements)
+        elements.prefetch(position)
     }
 
     /// Indexes the element at `position` (already in `elements`) under its key; `false`, and
     /// nothing changes, when the index already holds an element with that key.
-    mutating func insert<Element>(_ position: Int, in elements: [Element], key keyOf: (Element) -> Key) -> Bool {
+    mutating func insert<Element>(_ position: Int, in elements: some SlotElements<Element>, key keyOf: (Element) -> Key) -> Bool {
         let key = keyOf(elements[position])
         let hash = Hashing.hashBits(key)
         let found = buckets.find(hash: hash) { keyOf(elements[$0]) == key }
@@ -85,7 +85,7 @@ struct HashedSlotIndex<Hashing: SlotHashing>: Sendable {
     }
 
     /// Forgets the element at `position`, whose key must not have changed since it was indexed.
-    mutating func remove<Element>(_ position: Int, in elements: [Element], key keyOf: (Element) -> Key) {
+    mutating func remove<Element>(_ position: Int, in elements: some SlotElements<Element>, key keyOf: (Element) -> Key) {
         buckets.remove(position: position, hash: Hashing.hashBits(keyOf(elements[position])))
     }
 
@@ -95,7 +95,24 @@ struct HashedSlotIndex<Hashing: SlotHashing>: Sendable {
     }
 
     /// Sized for `count` entries without growing.
-    mutating func reserveCapacity<Element>(_ count: Int, in elements: [Element], key keyOf: (Element) -> Key) {
+    mutating func reserveCapacity<Element>(_ count: Int, in elements: some SlotElements<Element>, key keyOf: (Element) -> Key) {
         buckets.reserveCapacity(count)
     }
 }
+
+/// What a slot index reads its elements from: an `Array`, or a ``ChunkedArray`` (the big tables,
+/// whose copies share their chunks).
+protocol SlotElements<Element> {
+    associatedtype Element
+    subscript(position: Int) -> Element { get }
+    /// Asks for every cache line of the element at `position` (``Prefetch``).
+    func prefetch(_ position: Int)
+}
+
+extension Array: SlotElements {
+    func prefetch(_ position: Int) {
+        Prefetch.element(position, of: self)
+    }
+}
+
+extension ChunkedArray: SlotElements {}

@@ -50,7 +50,7 @@ struct CurrencyHistories: Sendable {
     private(set) var codes = CodeList()
     /// Lists in open addressing with linear probing, at most 3/4 full: empty, or a power of two
     /// long.
-    private(set) var table: [List] = []
+    private(set) var table = ChunkedArray<List>()
     /// How many lists the table holds.
     private(set) var listCount = 0
     private(set) var entries = ChunkedArray<Stored>()
@@ -74,7 +74,7 @@ struct CurrencyHistories: Sendable {
     /// (``Prefetch``).
     func prefetch(_ profile: ProfileID, _ currency: String) {
         guard !table.isEmpty, let number = codes.number(of: currency) else { return }
-        Prefetch.element(Self.home(Key(profile: profile, currency: number), mask: table.count - 1), of: table)
+        table.prefetch(Self.home(Key(profile: profile, currency: number), mask: table.count - 1))
     }
 
     /// The currency codes of a profile's lists, each with its list.
@@ -205,7 +205,7 @@ struct CurrencyHistories: Sendable {
 
     private mutating func resize(to size: Int) {
         let old = table
-        table = [List](repeating: .empty, count: size)
+        table = ChunkedArray(repeating: .empty, count: size)
         for list in old where list.count != 0 { place(list) }
     }
 

@@ -28,7 +28,7 @@ struct TermGrantTable: Sendable {
         var owned: Bool
     }
 
-    private(set) var grants: [Stored] = []
+    private(set) var grants = ChunkedArray<Stored>()
     private(set) var moreLines: [Line] = []
     private var index = TextKeyIndex()
     private(set) var text = TextArena()

@@ -2,12 +2,12 @@
 /// merged into it (alias), by customer user id, and by app account token (its own, or the token
 /// of a profile merged into it).
 ///
-/// The profiles lie densely in one array, in no particular order; the id, customer user id and
+/// The profiles lie densely in one ``ChunkedArray``, in no particular order; the id, customer user id and
 /// token indexes hold positions in it (4 bytes an entry, the key read from the profile), since a
 /// million profiles in dictionaries keyed by each cost about 470 bytes a profile in buckets alone.
 /// Removing a profile moves the last one into its place and re-points that one's entries.
 public struct ProfileDirectory: Sendable {
-    private(set) var profiles: [Profile] = []
+    private(set) var profiles = ChunkedArray<Profile>()
     private var byID = HashedSlotIndex<ProfileIDSlotHashing>()
     /// Only profiles with a customer user id are indexed here.
     private var byCustomerUserID = SlotIndex<String?>()
@@ -27,7 +27,7 @@ public struct ProfileDirectory: Sendable {
     /// when two profiles share an id, a customer user id or a token (damage: a directory never
     /// holds such). A merged token a profile holds as its own is ignored.
     public init?(profiles: [Profile], aliasTokens: [AppAccountToken: ProfileID]) {
-        self.profiles = profiles
+        self.profiles = ChunkedArray(profiles)
         let identified = profiles.reduce(0) { $0 + ($1.customerUserID == nil ? 0 : 1) }
         // Sized once: a snapshot of a million profiles is not rehashed on the way in.
         byID.reserveCapacity(profiles.count, in: profiles, key: Self.id)

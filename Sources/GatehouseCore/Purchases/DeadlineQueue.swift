@@ -10,7 +10,7 @@ struct DeadlineQueue<Item: Sendable>: Sendable {
         var item: Item
     }
 
-    private var heap: [Entry] = []
+    private var heap = ChunkedArray<Entry>()
 
     var top: Entry? { heap.first }
     var count: Int { heap.count }

@@ -17,7 +17,7 @@ struct HolderLists<Held: KeyedPurchase>: Sendable {
     /// Per token, the position of the first unowned purchase carrying it.
     private var firstByToken = SlotIndex<AppAccountToken?>()
     /// Per position, the next purchase of the same holder, or `end`.
-    private var next: [Int32] = []
+    private var next = ChunkedArray<Int32>()
     private static var end: Int32 { -1 }
 
     /// What the owner index reads from a purchase.
@@ -35,20 +35,20 @@ struct HolderLists<Held: KeyedPurchase>: Sendable {
         next.reserveCapacity(count)
     }
 
-    func positions(ownedBy owner: ProfileID, in elements: [Held]) -> [Int] {
+    func positions(ownedBy owner: ProfileID, in elements: some SlotElements<Held>) -> [Int] {
         list(from: firstByOwner.position(of: owner, in: elements, key: Self.owner))
     }
 
-    func ownsAny(_ owner: ProfileID, in elements: [Held]) -> Bool {
+    func ownsAny(_ owner: ProfileID, in elements: some SlotElements<Held>) -> Bool {
         firstByOwner.position(of: owner, in: elements, key: Self.owner) != nil
     }
 
-    func positions(heldUnder token: AppAccountToken, in elements: [Held]) -> [Int] {
+    func positions(heldUnder token: AppAccountToken, in elements: some SlotElements<Held>) -> [Int] {
         list(from: firstByToken.position(of: token, in: elements, key: Self.unownedToken))
     }
 
     /// Files the purchase at `position` under the owner, else the token, it stores.
-    mutating func file(_ position: Int, in elements: [Held]) {
+    mutating func file(_ position: Int, in elements: some SlotElements<Held>) {
         let held = elements[position]
         if held.owner != nil {
             Self.link(position, under: Self.owner(held), in: &firstByOwner, next: &next, elements: elements, key: Self.owner)
@@ -59,7 +59,7 @@ struct HolderLists<Held: KeyedPurchase>: Sendable {
     }
 
     /// Takes the purchase at `position` out of the list of the holder it still stores.
-    mutating func unfile(_ position: Int, in elements: [Held]) {
+    mutating func unfile(_ position: Int, in elements: some SlotElements<Held>) {
         let held = elements[position]
         if held.owner != nil {
             Self.unlink(position, under: Self.owner(held), in: &firstByOwner, next: &next, elements: elements, key: Self.owner)
@@ -71,7 +71,7 @@ struct HolderLists<Held: KeyedPurchase>: Sendable {
 
     /// A purchase joins its holder's list second, so the first (what the index names) stays.
     private static func link<Key: Hashable>(
-        _ position: Int, under key: Key, in index: inout SlotIndex<Key>, next: inout [Int32], elements: [Held],
+        _ position: Int, under key: Key, in index: inout SlotIndex<Key>, next: inout ChunkedArray<Int32>, elements: some SlotElements<Held>,
         key keyOf: (Held) -> Key
     ) {
         if let first = index.position(of: key, in: elements, key: keyOf) {
@@ -84,7 +84,7 @@ struct HolderLists<Held: KeyedPurchase>: Sendable {
     }
 
     private static func unlink<Key: Hashable>(
-        _ position: Int, under key: Key, in index: inout SlotIndex<Key>, next: inout [Int32], elements: [Held],
+        _ position: Int, under key: Key, in index: inout SlotIndex<Key>, next: inout ChunkedArray<Int32>, elements: some SlotElements<Held>,
         key keyOf: (Held) -> Key
     ) {
         guard let first = index.position(of: key, in: elements, key: keyOf) else { return }

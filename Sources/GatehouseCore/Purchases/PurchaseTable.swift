@@ -19,7 +19,7 @@ extension HeldPurchase: KeyedPurchase {}
 /// rebuilt from a snapshot (sorted by key) equals the one that wrote it.
 public struct PurchaseTable<Held: KeyedPurchase>: Sendable, Equatable {
     /// Every purchase, in slot order (the order the book learnt them): not an order to show.
-    public private(set) var values: [Held] = []
+    public private(set) var values = ChunkedArray<Held>()
     private var byKey = SlotIndex<PurchaseKey>()
     private var holders = HolderLists<Held>()
 
