@@ -3,12 +3,14 @@ public import GatehouseBase
 /// The project's event feed, oldest first, keeping at least the last 100,000 events or the last
 /// 7 days, whichever is more (PROTOCOL.md, "The event feed").
 ///
-/// Events are kept slim: a fixed-size entry each, and every event's details end to end in one
-/// byte array, so a feed of a million events is two allocations rather than a million (a small
-/// array costs a 32-byte header and its malloc rounding). The details are held with their names
-/// interned (``EventDetailNames``); reading an event builds an ``Event`` with its own copy of
-/// them in the packed form. Snapshots store the entries' fields and the details as held
-/// (``forEachStored(_:)``, ``storedDetails``, ``Loader``).
+/// Events are kept slim: a fixed-size entry each, and every event's details end to end in
+/// chunks of 64 KiB (``ChunkedArray``, ``ChunkedBytes``: a snapshot's copy of the state costs the
+/// next event a chunk, not the feed), so a feed of a million events is a few thousand
+/// allocations rather than a million (a small array costs a 32-byte header and its malloc
+/// rounding). The details are held with their names interned (``EventDetailNames``); reading an
+/// event builds an ``Event`` with its own copy of them in the packed form. Snapshots store the
+/// entries' fields and the details as held (``forEachStored(_:)``,
+/// ``forEachStoredDetailsRun(_:)``, ``Loader``).
 public struct EventLog: Sendable {
     public static let keptCountMin = 100_000
     public static let keptAgeMs: Int64 = 7 * 86_400_000
@@ -29,7 +31,7 @@ public struct EventLog: Sendable {
     private var entries = ChunkedArray<Entry>()
     /// The interned details of the kept events in feed order, after those of pruned events
     /// (`0..<detailsStart`), which go once they are half the array.
-    private var detailBytes: [UInt8] = []
+    private var detailBytes = ChunkedBytes()
     private var detailsStart = 0
 
     public init() {}
@@ -60,7 +62,7 @@ public struct EventLog: Sendable {
         if let last = entries.last {
             precondition((last.cursor, last.index) < (event.cursor, event.index), "event \(event.id) after \(last.cursor)_\(last.index)")
         }
-        EventDetailNames.intern(event.packedDetails, into: &detailBytes)
+        detailBytes.appendRun { EventDetailNames.intern(event.packedDetails, into: &$0) }
         entries.append(Entry(customerUserID: event.customerUserID, cursor: event.cursor, atMs: event.atMs,
                              detailsEnd: detailBytes.count, profileID: event.profileID, type: event.type, index: event.index))
     }
@@ -75,10 +77,11 @@ public struct EventLog: Sendable {
         if let last = entries.last {
             precondition((last.cursor, last.index) < (cursor, index), "event \(cursor)_\(index) after \(last.cursor)_\(last.index)")
         }
-        detailBytes.reserveForAppend(256)
-        var writer = HeldDetailsWriter(adopting: &detailBytes)
-        details(&writer)
-        detailBytes = writer.finish()
+        detailBytes.appendRun { bytes in
+            var writer = HeldDetailsWriter(adopting: &bytes)
+            details(&writer)
+            bytes = writer.finish()
+        }
         entries.append(Entry(customerUserID: customerUserID, cursor: cursor, atMs: atMs, detailsEnd: detailBytes.count,
                              profileID: profileID, type: type, index: index))
     }
@@ -106,7 +109,7 @@ public struct EventLog: Sendable {
     /// Done only once the pruned bytes are at least half, so each byte kept is copied for at least
     /// as many freed.
     private mutating func compactDetails() {
-        detailBytes = Array(detailBytes[detailsStart...])
+        detailBytes = detailBytes.dropping(before: detailsStart)
         for position in entries.indices { entries[position].detailsEnd -= detailsStart }
         detailsStart = 0
     }
@@ -143,9 +146,22 @@ extension EventLog {
         }
     }
 
-    /// The details of every kept event, oldest first, end to end.
-    public var storedDetails: ArraySlice<UInt8> {
-        detailBytes[detailsStart..<(entries.last?.detailsEnd ?? detailsStart)]
+    /// How many bytes the details of the kept events take end to end.
+    public var storedDetailsCount: Int { detailBytes.count - detailsStart }
+
+    /// Calls `body` with the details of every kept event, oldest first, end to end, a run of
+    /// whole events' details at a time (they lie in chunks).
+    public func forEachStoredDetailsRun(_ body: (ArraySlice<UInt8>) -> Void) {
+        detailBytes.forEachRun(from: detailsStart, body)
+    }
+
+    /// The details of every kept event, oldest first, end to end: a copy, for tests and small
+    /// feeds.
+    public var storedDetails: [UInt8] {
+        var all: [UInt8] = []
+        all.reserveCapacity(storedDetailsCount)
+        forEachStoredDetailsRun { all.append(contentsOf: $0) }
+        return all
     }
 
     /// Calls `body` with every kept event, oldest first, without building an ``Event``.
@@ -166,12 +182,14 @@ extension EventLog {
     /// their offset in the caller's bytes.
     public struct Loader {
         private var log = EventLog()
+        private let details: [UInt8]
         private let offset: Int
 
         /// `details`: every event's, end to end, found at `offset` in the caller's bytes;
         /// `count`: the events to come (room is reserved).
         public init(details: [UInt8], count: Int, offset: Int) {
-            log.detailBytes = details
+            log.detailBytes = ChunkedBytes(details)
+            self.details = details
             log.entries.reserveCapacity(count)
             self.offset = offset
         }
@@ -198,7 +216,7 @@ extension EventLog {
             guard end == log.detailBytes.count else { throw ByteReaderError.invalid("event details no event holds", at: offset + end) }
             let entries = log.entries
             do {
-                try log.detailBytes.withUnsafeBufferPointer { (bytes) throws(ByteReaderError) in
+                try details.withUnsafeBufferPointer { (bytes) throws(ByteReaderError) in
                     try EventDetailNames.check(bytes, from: 0, ends: entries.lazy.map { $0.detailsEnd })
                 }
             } catch {
@@ -218,7 +236,7 @@ extension EventLog: RandomAccessCollection {
         let start = position == 0 ? detailsStart : entries[position - 1].detailsEnd
         return Event(cursor: entry.cursor, index: entry.index, type: entry.type, profileID: entry.profileID,
                      customerUserID: entry.customerUserID, atMs: entry.atMs,
-                     packedDetails: EventDetailNames.expand(detailBytes[start..<entry.detailsEnd]))
+                     packedDetails: EventDetailNames.expand(detailBytes.slice(start..<entry.detailsEnd)))
     }
 }
 

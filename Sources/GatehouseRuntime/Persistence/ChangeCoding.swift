@@ -358,10 +358,9 @@ enum EventLogCoding {
     }()
 
     static func write(_ log: EventLog, into writer: inout ByteWriter) {
-        let details = log.storedDetails
         writer.writeVarUInt(UInt64(log.count))
-        writer.writeVarUInt(UInt64(details.count))
-        writer.writeRaw(details)
+        writer.writeVarUInt(UInt64(log.storedDetailsCount))
+        log.forEachStoredDetailsRun { writer.writeRaw($0) }
         var cursor: UInt64 = 0
         var atMs: Int64 = 0
         var profileID: ProfileID?

@@ -320,7 +320,7 @@ enum StateCoding {
         let perProfile = 256
         switch number {
         case 0: return 1024 + perProfile * state.profiles.count
-        case 1: return 1024 + state.events.storedDetails.count + perProfile * state.events.count
+        case 1: return 1024 + state.events.storedDetailsCount + perProfile * state.events.count
         case 2: return 1024 + perProfile * (state.purchases.subscriptions.count + state.purchases.oneTimePurchases.count)
         default: return 1024 + perProfile * (state.currencies.historyCount + state.currencies.termGrantCount)
         }
