@@ -97,6 +97,17 @@ import Testing
         #expect(Array(array) == Array(stride(from: 0, to: 30_000, by: 3)))
     }
 
+    @Test func anArrayIsCopiedAChunkAtATime() {
+        let size = 1 << ChunkedArray<Int>.chunkShift
+        for count in [0, 1, size - 1, size, size + 1, 3 * size + 7] {
+            var array = ChunkedArray(Array(0..<count))
+            #expect(Array(array) == Array(0..<count))
+            #expect(array.chunkCount == (count + size - 1) / size)
+            array.append(count)
+            #expect(array.count == count + 1 && array.last == count, "appends go on where the copy ended")
+        }
+    }
+
     @Test func slicesAndEqualityWorkAsForAnArray() {
         var left = ChunkedArray<Int>()
         var right = ChunkedArray<Int>()

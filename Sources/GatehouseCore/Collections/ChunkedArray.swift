@@ -24,6 +24,19 @@ public struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         for element in elements { append(element) }
     }
 
+    /// The elements of an array, copied a chunk at a time (a table read back from a snapshot).
+    init(_ elements: [Element]) {
+        let size = 1 << Self.chunkShift
+        chunks.reserveCapacity((elements.count + size - 1) / size)
+        for start in stride(from: 0, to: elements.count, by: size) {
+            var chunk: [Element] = []
+            chunk.reserveCapacity(size)
+            chunk.append(contentsOf: elements[start..<Swift.min(start + size, elements.count)])
+            chunks.append(chunk)
+        }
+        count = elements.count
+    }
+
     init(repeating element: Element, count: Int) {
         precondition(count >= 0, "a negative count")
         chunks.reserveCapacity((count + Self.chunkMask) >> Self.chunkShift)
