@@ -32,28 +32,31 @@ struct ChunkedBytes: Sendable {
     /// change); answers the run's logical range.
     @discardableResult
     mutating func appendRun(_ write: (inout [UInt8]) -> Void) -> Range<Int> {
-        var chunk: [UInt8]
-        var chunkStart = count
-        if let last = chunks.last, last.count < Self.chunkBytes {
-            chunk = chunks.removeLast()
-            chunkStart = starts.removeLast()
-        } else {
-            chunk = []
-            chunk.reserveCapacity(Self.chunkBytes)
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.chunkBytes {
+            var fresh: [UInt8] = []
+            fresh.reserveCapacity(Self.chunkBytes)
+            chunks.append(fresh)
+            starts.append(count)
         }
-        let runStart = chunk.count
-        write(&chunk)
-        precondition(chunk.count >= runStart, "a run only appends")
-        let runLength = chunk.count - runStart
-        if runStart > 0, chunk.count > Self.chunkBytes {
+        // The last chunk is written in place.
+        let last = chunks.count - 1
+        let runStart = chunks[last].count
+        write(&chunks[last])
+        let runLength = chunks[last].count - runStart
+        precondition(runLength >= 0, "a run only appends")
+        if runStart > 0, chunks[last].count > Self.chunkBytes {
             // The run spills past the chunk: it starts a chunk of its own.
-            let run = Array(chunk[runStart...])
-            chunk.removeSubrange(runStart...)
-            append(chunk, at: chunkStart)
-            append(run, at: chunkStart + runStart)
-        } else {
-            append(chunk, at: chunkStart)
+            let run = Array(chunks[last][runStart...])
+            chunks[last].removeSubrange(runStart...)
+            chunks.append(run)
+            starts.append(count)
         }
+        if chunks[chunks.count - 1].isEmpty {
+            // Nothing written into a fresh chunk: no chunk is ever empty.
+            chunks.removeLast()
+            starts.removeLast()
+        }
+        count += runLength
         return (count - runLength)..<count
     }
 
@@ -83,6 +86,25 @@ struct ChunkedBytes: Sendable {
             from = 0
             chunk += 1
         }
+    }
+
+    /// Calls `body` with the chunk that holds the byte at `offset` and where in it that byte lies
+    /// (a reader that finds a run's end itself, as a length-prefixed string does).
+    func withChunk<Result>(holding offset: Int, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Result) rethrows
+        -> Result
+    {
+        let chunk = chunkIndex(holding: offset)
+        return try chunks[chunk].withUnsafeBufferPointer { try body($0, offset - starts[chunk]) }
+    }
+
+    /// Calls `body` with every byte end to end, at its logical offset: the one chunk itself, or a
+    /// copy of all of them (for a pass over many runs, such as a sort).
+    func withContiguousBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if chunks.count == 1 { return try chunks[0].withUnsafeBufferPointer(body) }
+        var all: [UInt8] = []
+        all.reserveCapacity(count)
+        for chunk in chunks { all.append(contentsOf: chunk) }
+        return try all.withUnsafeBufferPointer(body)
     }
 
     /// The bytes from `offset` on, now from 0, in fresh chunks (those before it are dropped).

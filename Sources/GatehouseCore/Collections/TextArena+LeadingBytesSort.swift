@@ -12,7 +12,7 @@ extension TextArena {
     /// for a million. Strings that are not all ASCII are sorted by
     /// ``sortedPositionsComparingWhole(of:)``.
     func sortedPositions(of offsets: [Int]) -> [Int] {
-        bytes.withUnsafeBufferPointer { all -> [Int]? in
+        bytes.withContiguousBytes { all -> [Int]? in
             let places = offsets.map { Self.place(at: $0, in: all) }
             guard places.allSatisfy({ UnsafeBufferPointer(rebasing: all[$0.start..<$0.start + $0.length]).allSatisfy { $0 < 0x80 } })
             else { return nil }

@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-/// Strings kept end to end in one byte array, each a LEB128 length then its UTF-8 bytes, and
-/// named by the offset where it starts: a million short strings cost their bytes and an 8-byte
-/// offset each, where a million `String`s cost 16 bytes each plus a heap object for every one
-/// longer than 15 bytes, and a retain and release at every copy.
+/// Strings kept end to end, each a LEB128 length then its UTF-8 bytes, and named by the offset
+/// where it starts: a million short strings cost their bytes and an 8-byte offset each, where a
+/// million `String`s cost 16 bytes each plus a heap object for every one longer than 15 bytes,
+/// and a retain and release at every copy. The bytes lie in ``ChunkedBytes`` (each string in one
+/// chunk), so a snapshot's copy of the state costs the next string a chunk, not the arena.
 ///
 /// The arena only grows; its owner copies what it still needs into a fresh one
 /// (``append(_:from:)``) once enough of it is dead.
 struct TextArena: Sendable {
-    private(set) var bytes: [UInt8] = []
+    private(set) var bytes = ChunkedBytes()
 
     init() {}
 
@@ -25,16 +26,15 @@ struct TextArena: Sendable {
 
     /// Appends UTF-8 bytes as one string; answers its offset.
     mutating func append(utf8: UnsafeBufferPointer<UInt8>) -> Int {
-        let offset = bytes.count
-        bytes.reserveForAppend(utf8.count + 10)
-        var remaining = UInt64(utf8.count)
-        while remaining >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
-            remaining >>= 7
-        }
-        bytes.append(UInt8(remaining))
-        bytes.append(contentsOf: utf8)
-        return offset
+        bytes.appendRun { bytes in
+            var remaining = UInt64(utf8.count)
+            while remaining >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+                remaining >>= 7
+            }
+            bytes.append(UInt8(remaining))
+            bytes.append(contentsOf: utf8)
+        }.lowerBound
     }
 
     /// Copies the string at `offset` of `other`; answers its offset here.
@@ -44,9 +44,9 @@ struct TextArena: Sendable {
 
     /// The UTF-8 bytes of the string at `offset`, lent for the call.
     func withUTF8<Result>(at offset: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try bytes.withUnsafeBufferPointer { all in
-            let (start, length) = Self.place(at: offset, in: all)
-            return try body(UnsafeBufferPointer(rebasing: all[start..<(start + length)]))
+        try bytes.withChunk(holding: offset) { chunk, offset in
+            let (start, length) = Self.place(at: offset, in: chunk)
+            return try body(UnsafeBufferPointer(rebasing: chunk[start..<(start + length)]))
         }
     }
 
@@ -84,7 +84,7 @@ extension TextArena {
     /// place, otherwise it compares `String`s. A million keys compared through
     /// ``withUTF8(at:_:)`` took most of a second.
     func sortedPositionsComparingWhole(of offsets: [Int]) -> [Int] {
-        bytes.withUnsafeBufferPointer { all -> [Int] in
+        bytes.withContiguousBytes { all -> [Int] in
             var starts = [Int](repeating: 0, count: offsets.count)
             var lengths = [Int](repeating: 0, count: offsets.count)
             var allASCII = true
