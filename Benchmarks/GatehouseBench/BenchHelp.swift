@@ -29,9 +29,17 @@ extension BenchArguments {
             Builds one project's state with N identified profiles (each with a customer user id and a
             token) through the real identity rules, and prints the resident memory they take, the time
             to create them, and the size and encode/decode time of the project's snapshot body.
+            Then, while a copy of the state is held as a snapshot's capture holds one, times the
+            next writes: two subscription renewals (and, with --notifications, two store
+            notifications), each first write paying for whatever the copy makes it duplicate.
+            With --notifications=M the state also remembers M store notifications (as a project
+            does for 30 days), and their memory is shown on its own.
             Build with -c release.
             """,
-        options: [.value("profiles", placeholder: "N", help: "how many profiles (default 1000000)")]
+        options: [
+            .value("profiles", placeholder: "N", help: "how many profiles (default 1000000)"),
+            .value("notifications", placeholder: "M", help: "store notifications remembered (default 0)"),
+        ]
     )
 
     static let restartParser = ArgumentParser(

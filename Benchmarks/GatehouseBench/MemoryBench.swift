@@ -5,9 +5,10 @@ import GatehouseRuntime
 
 /// `gatehouse-bench memory [--profiles N]`: resident memory and time for N identified profiles,
 /// each owning a subscription, in one project's state, and the size and time of its snapshot
-/// body (DESIGN.md: a million profiles with a subscription each in under a GiB).
+/// body (DESIGN.md: a million profiles with a subscription each in under a GiB); with
+/// `--notifications`, also the store notifications a project remembers (30 days of them).
 enum MemoryBench {
-    static func run(profiles count: Int) -> Int32 {
+    static func run(profiles count: Int, notifications notificationCount: Int = 0) -> Int32 {
         let random = SeededRandomSource(seed: 42)
         let keys = KeyDigests(publicKey: SecretDigest(secret: "p"), secretKey: SecretDigest(secret: "s"))
         // swiftlint:disable:next force_try
@@ -35,6 +36,10 @@ enum MemoryBench {
         }
         let created = ContinuousClock.now - started
         let after = residentBytes()
+        let notificationsStarted = ContinuousClock.now
+        rememberNotifications(notificationCount, in: &state, endingAtMs: nowMs)
+        let notificationsRemembered = ContinuousClock.now - notificationsStarted
+        let afterNotifications = residentBytes()
         let encodeStarted = ContinuousClock.now
         let body = ProjectSnapshotBody.encode(state)
         let encoded = ContinuousClock.now - encodeStarted
@@ -43,11 +48,20 @@ enum MemoryBench {
         let decoded = ContinuousClock.now - decodeStarted
         let growth = after - before
         guard let afterCapture = writesAfterCapture(of: &state, profiles: count, nowMs: nowMs) else { return 1 }
+        let notificationsAfterCapture = notificationCount > 0 ? notificationsAfterCapture(of: &state, nowMs: nowMs) : nil
         print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
             + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
             + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms; "
             + "after a snapshot's capture, the first renewal took \(afterCapture.first.wholeMicroseconds) µs, the next \(afterCapture.next.wholeMicroseconds) µs")
-        return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count ? 0 : 1
+        if let notificationsAfterCapture {
+            let notificationGrowth = afterNotifications - after
+            print("memory: \(notificationCount) store notifications remembered: resident +\(mib(notificationGrowth)) MiB "
+                + "(\(notificationGrowth / notificationCount) bytes a notification), in \(notificationsRemembered.wholeMilliseconds) ms; "
+                + "after a snapshot's capture, the first notification took \(notificationsAfterCapture.first.wholeMicroseconds) µs, "
+                + "the next \(notificationsAfterCapture.next.wholeMicroseconds) µs")
+        }
+        let remembered = state.purchases.seenNotifications.count == notificationCount + (notificationCount > 0 ? 2 : 0)
+        return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count && remembered ? 0 : 1
     }
 
     /// What the project's next writes cost while a snapshot holds a copy of the state (the
@@ -68,6 +82,35 @@ enum MemoryBench {
             let started = ContinuousClock.now
             guard let decision = try? state.reportPurchase(profile: profile, transaction: renewal, nowMs: nowMs + 1000) else { return nil }
             state.apply(decision.batch)
+            times.append(ContinuousClock.now - started)
+        }
+        return (times[0], times[1])
+    }
+
+    /// `count` store notifications seen over the 29 days before `endMs`, as a project remembers
+    /// them (each id a UUID, as Apple's are).
+    private static func rememberNotifications(_ count: Int, in state: inout ProjectState, endingAtMs endMs: Int64) {
+        let spanMs: Int64 = 29 * 86_400_000
+        for index in 0..<count {
+            let atMs = endMs - spanMs + spanMs * Int64(index) / Int64(max(count, 1))
+            state.apply(ProjectState.ChangeBatch([.notificationSeen(store: "apple", id: notificationID(index))], atMs: atMs))
+        }
+    }
+
+    private static func notificationID(_ index: Int) -> String {
+        let hex = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16)
+        let padded = String(repeating: "0", count: 16 - hex.count) + hex
+        return "5d0b8f1e-\(padded.prefix(4))-4\(padded.dropFirst(4).prefix(3))-9\(padded.dropFirst(7).prefix(3))-00\(padded.dropFirst(10))\(index % 10)"
+    }
+
+    /// ``writesAfterCapture(of:profiles:nowMs:)`` for two store notifications.
+    private static func notificationsAfterCapture(of state: inout ProjectState, nowMs: Int64) -> (first: Duration, next: Duration) {
+        let captured = state
+        defer { withExtendedLifetime(captured) {} }
+        var times: [Duration] = []
+        for index in 0..<2 {
+            let started = ContinuousClock.now
+            state.apply(ProjectState.ChangeBatch([.notificationSeen(store: "apple", id: "after-capture-\(index)")], atMs: nowMs + 2000))
             times.append(ContinuousClock.now - started)
         }
         return (times[0], times[1])

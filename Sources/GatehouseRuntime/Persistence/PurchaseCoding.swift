@@ -155,9 +155,11 @@ enum PurchaseCoding {
             ProfileCoding.writeID(entry.0, into: &writer)
             write(entry.1, into: &writer)
         }
-        writer.writeArray(book.seenNotifications) { writer, seen in
-            writer.writeString(seen.key)
-            writer.writeVarInt(seen.atMs)
+        // As `writeArray` of each key (`writeString`) and time, without a `String` made for each.
+        writer.writeVarUInt(UInt64(book.seenNotificationCount))
+        book.forEachSeenNotification { key, atMs in
+            writer.writeBytes(key)
+            writer.writeVarInt(atMs)
         }
         let former = book.formerSources.sorted { $0.key < $1.key }.flatMap { entry in entry.value.map { (entry.key, $0) } }
         writer.writeArray(former) { writer, entry in
