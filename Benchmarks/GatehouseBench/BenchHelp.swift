@@ -33,12 +33,15 @@ extension BenchArguments {
             next writes: two subscription renewals (and, with --notifications, two store
             notifications), each first write paying for whatever the copy makes it duplicate.
             With --notifications=M the state also remembers M store notifications (as a project
-            does for 30 days), and their memory is shown on its own.
+            does for 30 days), and their memory is shown on its own. With --merges=K, K anonymous
+            profiles are made and merged into the identified ones (a user signing in on another
+            device), shown on their own too, with the first two merges after a capture timed.
             Build with -c release.
             """,
         options: [
             .value("profiles", placeholder: "N", help: "how many profiles (default 1000000)"),
             .value("notifications", placeholder: "M", help: "store notifications remembered (default 0)"),
+            .value("merges", placeholder: "K", help: "anonymous profiles merged into identified ones (default 0)"),
         ]
     )
 

@@ -8,7 +8,7 @@ import GatehouseRuntime
 /// body (DESIGN.md: a million profiles with a subscription each in under a GiB); with
 /// `--notifications`, also the store notifications a project remembers (30 days of them).
 enum MemoryBench {
-    static func run(profiles count: Int, notifications notificationCount: Int = 0) -> Int32 {
+    static func run(profiles count: Int, notifications notificationCount: Int = 0, merges mergeCount: Int = 0) -> Int32 {
         let random = SeededRandomSource(seed: 42)
         let keys = KeyDigests(publicKey: SecretDigest(secret: "p"), secretKey: SecretDigest(secret: "s"))
         // swiftlint:disable:next force_try
@@ -40,6 +40,10 @@ enum MemoryBench {
         rememberNotifications(notificationCount, in: &state, endingAtMs: nowMs)
         let notificationsRemembered = ContinuousClock.now - notificationsStarted
         let afterNotifications = residentBytes()
+        let mergesStarted = ContinuousClock.now
+        guard mergeAnonymousProfiles(mergeCount, into: count, in: &state, nowMs: nowMs, random: random) else { return 1 }
+        let merged = ContinuousClock.now - mergesStarted
+        let afterMerges = residentBytes()
         let encodeStarted = ContinuousClock.now
         let body = ProjectSnapshotBody.encode(state)
         let encoded = ContinuousClock.now - encodeStarted
@@ -49,6 +53,7 @@ enum MemoryBench {
         let growth = after - before
         guard let afterCapture = writesAfterCapture(of: &state, profiles: count, nowMs: nowMs) else { return 1 }
         let notificationsAfterCapture = notificationCount > 0 ? notificationsAfterCapture(of: &state, nowMs: nowMs) : nil
+        let mergesAfterCapture = mergeCount > 0 ? mergesAfterCapture(of: &state, profiles: count, nowMs: nowMs, random: random) : nil
         print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
             + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
             + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms; "
@@ -59,6 +64,13 @@ enum MemoryBench {
                 + "(\(notificationGrowth / notificationCount) bytes a notification), in \(notificationsRemembered.wholeMilliseconds) ms; "
                 + "after a snapshot's capture, the first notification took \(notificationsAfterCapture.first.wholeMicroseconds) µs, "
                 + "the next \(notificationsAfterCapture.next.wholeMicroseconds) µs")
+        }
+        if let mergesAfterCapture {
+            let mergeGrowth = afterMerges - afterNotifications
+            print("memory: \(mergeCount) anonymous profiles merged into identified ones: resident +\(mib(mergeGrowth)) MiB "
+                + "(\(mergeGrowth / mergeCount) bytes a merged profile), in \(merged.wholeMilliseconds) ms; "
+                + "after a snapshot's capture, the first merge took \(mergesAfterCapture.first.wholeMicroseconds) µs, "
+                + "the next \(mergesAfterCapture.next.wholeMicroseconds) µs")
         }
         let remembered = state.purchases.seenNotifications.count == notificationCount + (notificationCount > 0 ? 2 : 0)
         return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count && remembered ? 0 : 1
@@ -101,6 +113,41 @@ enum MemoryBench {
         let hex = String(UInt64(index) &* 0x9E37_79B9_7F4A_7C15, radix: 16)
         let padded = String(repeating: "0", count: 16 - hex.count) + hex
         return "5d0b8f1e-\(padded.prefix(4))-4\(padded.dropFirst(4).prefix(3))-9\(padded.dropFirst(7).prefix(3))-00\(padded.dropFirst(10))\(index % 10)"
+    }
+
+    /// `count` anonymous profiles, each merged into an identified one in turn (as a sign-in on a
+    /// second device does under `login: alias`): what the directory keeps for merged-away ids
+    /// and tokens.
+    private static func mergeAnonymousProfiles(_ count: Int, into profiles: Int, in state: inout ProjectState, nowMs: Int64,
+                                               random: some RandomSource) -> Bool {
+        for index in 0..<count {
+            guard merge(into: "user-\(index % profiles)", in: &state, nowMs: nowMs, random: random) else { return false }
+        }
+        return true
+    }
+
+    private static func merge(into customerUserID: String, in state: inout ProjectState, nowMs: Int64, random: some RandomSource) -> Bool {
+        guard let anonymous = try? state.createProfile(customerUserID: nil, token: nil, nowMs: nowMs, random: random),
+            let target = state.profiles.profile(customerUserID: customerUserID)?.id
+        else { return false }
+        state.apply(anonymous.batch)
+        state.apply(ProjectState.ChangeBatch([.profileMerged(from: anonymous.profileID, into: target)], atMs: nowMs))
+        return state.profiles.canonicalID(anonymous.profileID) == target
+    }
+
+    /// ``writesAfterCapture(of:profiles:nowMs:)`` for two merges.
+    private static func mergesAfterCapture(of state: inout ProjectState, profiles count: Int, nowMs: Int64, random: some RandomSource)
+        -> (first: Duration, next: Duration)?
+    {
+        let captured = state
+        defer { withExtendedLifetime(captured) {} }
+        var times: [Duration] = []
+        for index in [count / 2, count / 3] {
+            let started = ContinuousClock.now
+            guard merge(into: "user-\(index)", in: &state, nowMs: nowMs + 3000, random: random) else { return nil }
+            times.append(ContinuousClock.now - started)
+        }
+        return (times[0], times[1])
     }
 
     /// ``writesAfterCapture(of:profiles:nowMs:)`` for two store notifications.

@@ -1,3 +1,4 @@
+import GatehouseBase
 @testable import GatehouseCore
 import Testing
 
@@ -252,5 +253,94 @@ struct ProfileDirectoryDamage {
         #expect(ProfileDirectory(profiles: [alice, profile(2, customerUserID: "alice")], aliasTokens: [:]) == nil)
         let sameToken = Profile(id: id(2), customerUserID: nil, token: token(1), createdMs: 0, lastSeenMs: 0, cursor: 0)
         #expect(ProfileDirectory(profiles: [alice, sameToken], aliasTokens: [:]) == nil)
+    }
+}
+
+@Suite("Aliases and merged tokens resolve through the profiles that list them")
+struct ProfileDirectoryMergedKeys {
+    /// What the directory answered when aliases and merged tokens were dictionaries: each alias
+    /// and each merged token names the profile it resolves to.
+    private struct Model {
+        var profiles: [ProfileID: AppAccountToken] = [:]
+        var anonymous: Set<ProfileID> = []
+        var aliases: [ProfileID: ProfileID] = [:]
+        var mergedTokens: [AppAccountToken: ProfileID] = [:]
+        var gone: [ProfileID] = []
+
+        mutating func merge(_ source: ProfileID, into target: ProfileID) {
+            for (alias, owner) in aliases where owner == source { aliases[alias] = target }
+            aliases[source] = target
+            for (token, owner) in mergedTokens where owner == source { mergedTokens[token] = target }
+            mergedTokens[profiles.removeValue(forKey: source)!] = target
+            anonymous.remove(source)
+        }
+
+        mutating func remove(_ id: ProfileID) {
+            aliases = aliases.filter { $0.value != id }
+            mergedTokens = mergedTokens.filter { $0.value != id }
+            profiles[id] = nil
+            anonymous.remove(id)
+            gone.append(id)
+        }
+
+        func expectSame(as directory: ProfileDirectory) {
+            #expect(directory.count == profiles.count)
+            for (id, own) in profiles {
+                #expect(directory.canonicalID(id) == id)
+                #expect(directory.profile(token: own)?.id == id)
+            }
+            for (alias, owner) in aliases {
+                #expect(directory.canonicalID(alias) == owner)
+                #expect(directory.profile(alias)?.id == owner)
+            }
+            for (token, owner) in mergedTokens { #expect(directory.profile(token: token)?.id == owner) }
+            for id in gone where aliases[id] == nil { #expect(directory.canonicalID(id) == nil) }
+            #expect(directory.aliasTokens == mergedTokens)
+        }
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func randomMergesRemovalsAndAdoptionsMatchTheDictionaries(seed: UInt64) throws {
+        var random = RandomSourceGenerator(SeededRandomSource(seed: seed))
+        var directory = ProfileDirectory()
+        var model = Model()
+        var next: UInt64 = 1
+        var captured: [(ProfileDirectory, Model)] = []
+        for step in 0..<600 {
+            let roll = Int.random(in: 0..<10, using: &random)
+            let ids = model.profiles.keys.sorted()
+            if ids.count < 4 || roll < 4 {
+                // A new profile, anonymous two times in three.
+                let anonymous = Int.random(in: 0..<3, using: &random) > 0
+                let new = profile(next, customerUserID: anonymous ? nil : "user-\(next)")
+                directory.insert(new)
+                model.profiles[new.id] = new.token
+                if anonymous { model.anonymous.insert(new.id) }
+                next += 1
+            } else if roll < 8, let source = model.anonymous.sorted().randomElement(using: &random) {
+                // An anonymous profile merged into another (itself maybe holding merged ones).
+                let target = try #require(ids.filter { $0 != source }.randomElement(using: &random))
+                directory.merge(source, into: target)
+                model.merge(source, into: target)
+            } else if roll < 9 {
+                let gone = try #require(ids.randomElement(using: &random))
+                directory.remove(gone)
+                model.remove(gone)
+            } else if let (token, owner) = model.mergedTokens.sorted(by: { $0.key < $1.key }).randomElement(using: &random) {
+                // The profile a merged token resolves to takes it as its own; its old token is freed.
+                directory.assignToken(token, to: owner)
+                model.mergedTokens[token] = nil
+                model.profiles[owner] = token
+            }
+            if step.isMultiple(of: 50) {
+                model.expectSame(as: directory)
+                #expect(rebuilt(directory) == directory)
+                captured.append((directory, model))
+            }
+        }
+        model.expectSame(as: directory)
+        #expect(rebuilt(directory) == directory)
+        // Copies taken along the way (as a snapshot's capture takes one) still answer as then.
+        for (copy, then) in captured { then.expectSame(as: copy) }
     }
 }

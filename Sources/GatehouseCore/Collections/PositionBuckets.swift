@@ -110,13 +110,14 @@ struct PositionBuckets: Sendable {
         if size > buckets.count { resize(to: size) }
     }
 
-    /// The bucket that holds `position`, found along `hash`'s probe run.
+    /// The bucket that holds `position` under `hash`, found along `hash`'s probe run. The hash
+    /// bits must match too: an element may be held under several keys (``ListedKeyIndex``).
     private func bucket(holding position: Int, hash: UInt32) -> Int {
         precondition(!buckets.isEmpty, "position \(position) is not indexed")
         let mask = buckets.count - 1
-        let wanted = UInt64(position + 1)
+        let wanted = Self.entry(hash, position)
         var bucket = Int(hash) & mask
-        while buckets[bucket] & 0xFFFF_FFFF != wanted {
+        while buckets[bucket] != wanted {
             precondition(buckets[bucket] != 0, "position \(position) is not indexed under its key")
             bucket = (bucket + 1) & mask
         }

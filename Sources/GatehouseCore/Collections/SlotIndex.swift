@@ -116,3 +116,48 @@ extension Array: SlotElements {
 }
 
 extension ChunkedArray: SlotElements {}
+
+/// An index from keys to the positions of the elements that list them, where one element may
+/// list several keys (a profile's aliases, the tokens of the profiles merged into it), over
+/// ``PositionBuckets``: the keys live in the elements' lists, so an entry costs 8 bytes at most
+/// 3/4 full, and the table is chunked, so a snapshot's capture costs the next change a chunk,
+/// where a `[Key: Owner]` dictionary was copied whole.
+///
+/// A lookup asks the caller whether the element at a candidate position lists the key; the
+/// owner keeps the index in step with the lists (each key listed by one element at most).
+struct ListedKeyIndex<Hashing: SlotHashing>: Sendable {
+    typealias Key = Hashing.Key
+
+    private var buckets = PositionBuckets()
+
+    var count: Int { buckets.count }
+
+    init() {}
+
+    /// The position of the element that lists `key`; `lists(position)` answers whether the
+    /// element at a candidate position does.
+    @inline(__always)
+    func position(of key: Key, listedBy lists: (Int) -> Bool) -> Int? {
+        buckets.find(hash: Hashing.hashBits(key), where: lists).position
+    }
+
+    /// Indexes `key`, which the element at `position` now lists and no other element does.
+    mutating func insert(_ key: Key, at position: Int) {
+        buckets.insert(hash: Hashing.hashBits(key), position: position, at: nil)
+    }
+
+    /// Forgets `key`, indexed at `position`.
+    mutating func remove(_ key: Key, at position: Int) {
+        buckets.remove(position: position, hash: Hashing.hashBits(key))
+    }
+
+    /// The element listing `key` moved from `old` to `new`.
+    mutating func move(_ key: Key, from old: Int, to new: Int) {
+        buckets.move(old, to: new, hash: Hashing.hashBits(key))
+    }
+
+    /// Sized for `count` keys without growing.
+    mutating func reserveCapacity(_ count: Int) {
+        buckets.reserveCapacity(count)
+    }
+}

@@ -7,6 +7,10 @@ public struct Profile: Sendable, Equatable {
     public var token: AppAccountToken
     /// Ids of profiles merged into this one (under `login: alias`); they resolve to it forever.
     public var aliases: [ProfileID]
+    /// The tokens of the profiles merged into this one, in token order: they resolve to it
+    /// until it takes one as its own. The ``ProfileDirectory`` keeps them (a snapshot stores them
+    /// beside the profiles, not in them); the profile document does not show them.
+    public internal(set) var mergedTokens: [AppAccountToken] = []
     /// Keys of 1–40 characters, string values of at most 500, at most 50 keys.
     public var attributes: [String: String]
     public let createdMs: Int64

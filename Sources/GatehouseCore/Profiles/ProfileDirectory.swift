@@ -2,10 +2,12 @@
 /// merged into it (alias), by customer user id, and by app account token (its own, or the token
 /// of a profile merged into it).
 ///
-/// The profiles lie densely in one ``ChunkedArray``, in no particular order; the id, customer user id and
-/// token indexes hold positions in it (4 bytes an entry, the key read from the profile), since a
-/// million profiles in dictionaries keyed by each cost about 470 bytes a profile in buckets alone.
-/// Removing a profile moves the last one into its place and re-points that one's entries.
+/// The profiles lie densely in one ``ChunkedArray``, in no particular order; every index holds
+/// positions in it (8 bytes an entry, the key read from the profile: its id, customer user id or
+/// token, or one of the aliases and merged tokens it lists), since a million profiles in
+/// dictionaries keyed by each cost about 470 bytes a profile in buckets alone, and a dictionary is
+/// copied whole by the first change after a snapshot's capture. Removing a profile moves the
+/// last one into its place and re-points that one's entries.
 public struct ProfileDirectory: Sendable {
     private(set) var profiles = ChunkedArray<Profile>()
     private var byID = HashedSlotIndex<ProfileIDSlotHashing>()
@@ -13,13 +15,10 @@ public struct ProfileDirectory: Sendable {
     private var byCustomerUserID = SlotIndex<String?>()
     /// Each profile's own token.
     private var byToken = SlotIndex<AppAccountToken>()
-    /// Merged-away ids → the profile they resolve to now.
-    private var aliases: [ProfileID: ProfileID] = [:]
-    /// The tokens of profiles merged into each profile (so a merge or delete never scans). A set,
-    /// with no empty entries, so a directory rebuilt from a snapshot equals the one it came from.
-    private var mergedTokens: [ProfileID: Set<AppAccountToken>] = [:]
-    /// The same tokens by token: the profile each resolves to now.
-    private var mergedTokenOwners: [AppAccountToken: ProfileID] = [:]
+    /// Merged-away ids: the profile that lists each among its `aliases` (the one it resolves to).
+    private var byAlias = ListedKeyIndex<ProfileIDSlotHashing>()
+    /// The tokens of merged-away profiles: the profile that lists each among its `mergedTokens`.
+    private var byMergedToken = ListedKeyIndex<StandardSlotHashing<AppAccountToken>>()
 
     public init() {}
 
@@ -40,11 +39,17 @@ public struct ProfileDirectory: Sendable {
             if profiles[slot].customerUserID != nil {
                 guard byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID) else { return nil }
             }
-            for alias in profiles[slot].aliases { aliases[alias] = profiles[slot].id }
+            for alias in profiles[slot].aliases where aliasSlot(of: alias) == nil { byAlias.insert(alias, at: slot) }
         }
+        // A token whose owner is gone resolved to no profile before; it is dropped.
+        var owned: [Int: [AppAccountToken]] = [:]
         for (token, owner) in aliasTokens where byToken.position(of: token, in: profiles, key: Self.token) == nil {
-            mergedTokenOwners[token] = owner
-            mergedTokens[owner, default: []].insert(token)
+            if let slot = slot(of: owner) { owned[slot, default: []].append(token) }
+        }
+        byMergedToken.reserveCapacity(owned.values.reduce(0) { $0 + $1.count })
+        for (slot, tokens) in owned {
+            self.profiles[slot].mergedTokens = tokens.sorted()
+            for token in tokens { byMergedToken.insert(token, at: slot) }
         }
     }
 
@@ -64,13 +69,27 @@ public struct ProfileDirectory: Sendable {
         slot(of: id).map { profiles[$0].cursors.latest }
     }
 
-    /// Tokens of merged-away profiles and who they resolve to, for snapshots.
-    public var aliasTokens: [AppAccountToken: ProfileID] { mergedTokenOwners }
+    /// Tokens of merged-away profiles and who they resolve to.
+    public var aliasTokens: [AppAccountToken: ProfileID] {
+        Dictionary(uniqueKeysWithValues: aliasTokensInOrder.lazy.map { ($0.token, $0.owner) })
+    }
+
+    /// ``aliasTokens`` in token order, as a snapshot stores them: gathered from the profiles
+    /// that list them, with no dictionary made.
+    public var aliasTokensInOrder: [(token: AppAccountToken, owner: ProfileID)] {
+        var tokens: [(token: AppAccountToken, owner: ProfileID)] = []
+        tokens.reserveCapacity(byMergedToken.count)
+        for profile in profiles {
+            for token in profile.mergedTokens { tokens.append((token, profile.id)) }
+        }
+        tokens.sort { $0.token < $1.token }
+        return tokens
+    }
 
     /// The id a profile id or alias stands for now, if any.
     public func canonicalID(_ id: ProfileID) -> ProfileID? {
         if slot(of: id) != nil { return id }
-        return aliases[id]
+        return aliasSlot(of: id).map { profiles[$0].id }
     }
 
     /// Whether `id` is a profile's own id (not an alias, not deleted). Copies nothing.
@@ -102,7 +121,7 @@ public struct ProfileDirectory: Sendable {
     /// The profile a token resolves to (its own, or merged into it).
     public func profile(token: AppAccountToken) -> Profile? {
         if let slot = byToken.position(of: token, in: profiles, key: Self.token) { return profiles[slot] }
-        return mergedTokenOwners[token].flatMap { profile($0) }
+        return mergedTokenSlot(of: token).map { profiles[$0] }
     }
 
     /// Asks for the id index's bucket of `id` (``Prefetch``): the first step of finding it
@@ -122,14 +141,24 @@ public struct ProfileDirectory: Sendable {
 
     /// Where the profile behind an id or an alias lies.
     private func canonicalSlot(of id: ProfileID) -> Int? {
-        slot(of: id) ?? aliases[id].flatMap { slot(of: $0) }
+        slot(of: id) ?? aliasSlot(of: id)
+    }
+
+    /// Where the profile that `alias` was merged into lies.
+    private func aliasSlot(of alias: ProfileID) -> Int? {
+        byAlias.position(of: alias) { profiles[$0].aliases.contains(alias) }
+    }
+
+    /// Where the profile that the merged-away token `token` resolves to lies.
+    private func mergedTokenSlot(of token: AppAccountToken) -> Int? {
+        byMergedToken.position(of: token) { profiles[$0].mergedTokens.contains(token) }
     }
 
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
 
     mutating func insert(_ profile: Profile) {
         precondition(canonicalID(profile.id) == nil, "profile id \(profile.id) reused")
-        precondition(mergedTokenOwners[profile.token] == nil, "token \(profile.token) already held")
+        precondition(mergedTokenSlot(of: profile.token) == nil, "token \(profile.token) already held")
         profiles.append(profile)
         let slot = profiles.count - 1
         let newID = byID.insert(slot, in: profiles, key: Self.id)
@@ -139,6 +168,14 @@ public struct ProfileDirectory: Sendable {
         if profile.customerUserID != nil {
             let newCustomerUserID = byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID)
             precondition(newCustomerUserID, "customer user id already held")
+        }
+        for alias in profile.aliases {
+            precondition(canonicalSlot(of: alias) == nil, "alias \(alias) already held")
+            byAlias.insert(alias, at: slot)
+        }
+        for token in profile.mergedTokens {
+            precondition(self.profile(token: token) == nil, "token \(token) already held")
+            byMergedToken.insert(token, at: slot)
         }
     }
 
@@ -180,10 +217,10 @@ public struct ProfileDirectory: Sendable {
     mutating func assignToken(_ token: AppAccountToken, to id: ProfileID) {
         guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
         guard profiles[slot].token != token else { return }
-        if let owner = mergedTokenOwners.removeValue(forKey: token) {
-            precondition(owner == id, "token \(token) held by another profile")
-            mergedTokens[id]?.remove(token)
-            if mergedTokens[id]?.isEmpty == true { mergedTokens[id] = nil }
+        if let owner = mergedTokenSlot(of: token) {
+            precondition(owner == slot, "token \(token) held by another profile")
+            byMergedToken.remove(token, at: slot)
+            profiles[slot].mergedTokens.removeAll { $0 == token }
         }
         byToken.remove(slot, in: profiles, key: Self.token)
         profiles[slot].token = token
@@ -198,14 +235,16 @@ public struct ProfileDirectory: Sendable {
         guard let slot = slot(of: source) else { preconditionFailure("merge of unknown profile \(source)") }
         let merged = profiles[slot]
         precondition(merged.customerUserID == nil, "only an anonymous profile is merged")
+        unlistMerged(of: merged, at: slot)
         removeProfile(at: slot)
-        for alias in merged.aliases { aliases[alias] = target }
-        aliases[source] = target
-        let moved = [merged.token] + (mergedTokens.removeValue(forKey: source) ?? [])
-        for token in moved { mergedTokenOwners[token] = target }
-        mergedTokens[target, default: []].formUnion(moved)
+        guard let targetSlot = self.slot(of: target) else { preconditionFailure("merge into unknown profile \(target)") }
+        let aliases = [source] + merged.aliases
+        let tokens = [merged.token] + merged.mergedTokens
+        for alias in aliases { byAlias.insert(alias, at: targetSlot) }
+        for token in tokens { byMergedToken.insert(token, at: targetSlot) }
         update(target) { profile in
-            profile.aliases.append(contentsOf: [source] + merged.aliases)
+            profile.aliases.append(contentsOf: aliases)
+            profile.mergedTokens = (profile.mergedTokens + tokens).sorted()
             for (key, value) in merged.attributes.sorted(by: { $0.key < $1.key }) where profile.attributes[key] == nil {
                 guard profile.attributes.count < ProfileLimits.attributesPerProfileMax else { break }
                 profile.attributes[key] = value
@@ -216,10 +255,14 @@ public struct ProfileDirectory: Sendable {
     /// Removes a profile with its aliases; its customer user id and tokens become free.
     mutating func remove(_ id: ProfileID) {
         guard let slot = slot(of: id) else { preconditionFailure("delete of unknown profile \(id)") }
-        let removed = profiles[slot]
+        unlistMerged(of: profiles[slot], at: slot)
         removeProfile(at: slot)
-        for alias in removed.aliases { aliases[alias] = nil }
-        for token in mergedTokens.removeValue(forKey: id) ?? [] { mergedTokenOwners[token] = nil }
+    }
+
+    /// Takes the aliases and merged tokens `profile` (at `slot`) lists out of their indexes.
+    private mutating func unlistMerged(of profile: Profile, at slot: Int) {
+        for alias in profile.aliases { byAlias.remove(alias, at: slot) }
+        for token in profile.mergedTokens { byMergedToken.remove(token, at: slot) }
     }
 
     /// Every profile counts as changed at `sequence` (a tenant restored over a live one).
@@ -239,6 +282,8 @@ public struct ProfileDirectory: Sendable {
             byID.move(last, to: slot, key: moving.id)
             byToken.move(last, to: slot, key: moving.token)
             if moving.customerUserID != nil { byCustomerUserID.move(last, to: slot, key: moving.customerUserID) }
+            for alias in moving.aliases { byAlias.move(alias, from: last, to: slot) }
+            for token in moving.mergedTokens { byMergedToken.move(token, from: last, to: slot) }
             profiles.swapAt(slot, last)
         }
         profiles.removeLast()
@@ -246,9 +291,10 @@ public struct ProfileDirectory: Sendable {
 }
 
 extension ProfileDirectory: Equatable {
-    /// The same profiles, aliases and merged tokens, wherever each profile lies in the array.
+    /// The same profiles, aliases and merged tokens (each profile lists its own), wherever each
+    /// profile lies in the array.
     public static func == (lhs: ProfileDirectory, rhs: ProfileDirectory) -> Bool {
-        guard lhs.count == rhs.count, lhs.aliases == rhs.aliases, lhs.mergedTokens == rhs.mergedTokens else { return false }
+        guard lhs.count == rhs.count else { return false }
         return lhs.profiles.allSatisfy { profile in rhs.slot(of: profile.id).map { rhs.profiles[$0] } == profile }
     }
 }

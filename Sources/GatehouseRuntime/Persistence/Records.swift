@@ -159,9 +159,9 @@ enum StateCoding {
         writer.writeVarUInt(state.configCursor)
         writer.writeVarUInt(UInt64(state.profiles.count))
         state.profiles.forEachByID { ProfileCoding.write($0, into: &writer, partCursors: true) }
-        writer.writeArray(state.profiles.aliasTokens.sorted { $0.key < $1.key }) { writer, entry in
-            ProfileCoding.writeToken(entry.key, into: &writer)
-            ProfileCoding.writeID(entry.value, into: &writer)
+        writer.writeArray(state.profiles.aliasTokensInOrder) { writer, entry in
+            ProfileCoding.writeToken(entry.token, into: &writer)
+            ProfileCoding.writeID(entry.owner, into: &writer)
         }
     }
 
