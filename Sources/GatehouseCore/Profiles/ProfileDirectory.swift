@@ -78,6 +78,8 @@ public struct ProfileDirectory: Sendable {
     /// that list them, with no dictionary made.
     public var aliasTokensInOrder: [(token: AppAccountToken, owner: ProfileID)] {
         var tokens: [(token: AppAccountToken, owner: ProfileID)] = []
+        // Most projects have no merges: then no profile is read at all.
+        guard byMergedToken.count > 0 else { return tokens }
         tokens.reserveCapacity(byMergedToken.count)
         for profile in profiles {
             for token in profile.mergedTokens { tokens.append((token, profile.id)) }
