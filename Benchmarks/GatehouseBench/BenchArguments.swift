@@ -11,7 +11,7 @@ enum BenchMode {
     case durability(DurabilityOptions)
     case load(LoadOptions)
     case micro(iterations: Int)
-    case memory(profiles: Int, notifications: Int, merges: Int)
+    case memory(profiles: Int, notifications: Int, merges: Int, grants: Int)
     case watch(WatchOptions)
     case restart(RestartBench.Options)
     case smoke
@@ -43,7 +43,8 @@ enum BenchArguments {
             if parsed.helpRequested { return .help(memoryParser.helpText()) }
             return .memory(profiles: try integer(parsed, "profiles", default: 1_000_000, in: 1...100_000_000),
                            notifications: try integer(parsed, "notifications", default: 0, in: 0...100_000_000),
-                           merges: try integer(parsed, "merges", default: 0, in: 0...100_000_000))
+                           merges: try integer(parsed, "merges", default: 0, in: 0...100_000_000),
+                           grants: try integer(parsed, "grants", default: 0, in: 0...100_000_000))
         }
         if arguments.first == "restart" {
             return try parseRestart(Array(arguments.dropFirst()))

@@ -36,12 +36,15 @@ extension BenchArguments {
             does for 30 days), and their memory is shown on its own. With --merges=K, K anonymous
             profiles are made and merged into the identified ones (a user signing in on another
             device), shown on their own too, with the first two merges after a capture timed.
+            With --grants=G, the first G profiles get a promotional grant each (a campaign),
+            likewise.
             Build with -c release.
             """,
         options: [
             .value("profiles", placeholder: "N", help: "how many profiles (default 1000000)"),
             .value("notifications", placeholder: "M", help: "store notifications remembered (default 0)"),
             .value("merges", placeholder: "K", help: "anonymous profiles merged into identified ones (default 0)"),
+            .value("grants", placeholder: "G", help: "profiles given a promotional grant (default 0, at most N)"),
         ]
     )
 

@@ -8,7 +8,9 @@ import GatehouseRuntime
 /// body (DESIGN.md: a million profiles with a subscription each in under a GiB); with
 /// `--notifications`, also the store notifications a project remembers (30 days of them).
 enum MemoryBench {
-    static func run(profiles count: Int, notifications notificationCount: Int = 0, merges mergeCount: Int = 0) -> Int32 {
+    static func run(profiles count: Int, notifications notificationCount: Int = 0, merges mergeCount: Int = 0, grants grantCount: Int = 0)
+        -> Int32
+    {
         let random = SeededRandomSource(seed: 42)
         let keys = KeyDigests(publicKey: SecretDigest(secret: "p"), secretKey: SecretDigest(secret: "s"))
         // swiftlint:disable:next force_try
@@ -44,6 +46,10 @@ enum MemoryBench {
         guard mergeAnonymousProfiles(mergeCount, into: count, in: &state, nowMs: nowMs, random: random) else { return 1 }
         let merged = ContinuousClock.now - mergesStarted
         let afterMerges = residentBytes()
+        let grantsStarted = ContinuousClock.now
+        guard grantEntitlement(toFirst: min(grantCount, count), in: &state, nowMs: nowMs) else { return 1 }
+        let granted = ContinuousClock.now - grantsStarted
+        let afterGrants = residentBytes()
         let encodeStarted = ContinuousClock.now
         let body = ProjectSnapshotBody.encode(state)
         let encoded = ContinuousClock.now - encodeStarted
@@ -54,6 +60,7 @@ enum MemoryBench {
         guard let afterCapture = writesAfterCapture(of: &state, profiles: count, nowMs: nowMs) else { return 1 }
         let notificationsAfterCapture = notificationCount > 0 ? notificationsAfterCapture(of: &state, nowMs: nowMs) : nil
         let mergesAfterCapture = mergeCount > 0 ? mergesAfterCapture(of: &state, profiles: count, nowMs: nowMs, random: random) : nil
+        let grantsAfterCapture = grantCount > 0 ? grantsAfterCapture(of: &state, profiles: count, nowMs: nowMs) : nil
         print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
             + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
             + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms; "
@@ -71,6 +78,14 @@ enum MemoryBench {
                 + "(\(mergeGrowth / mergeCount) bytes a merged profile), in \(merged.wholeMilliseconds) ms; "
                 + "after a snapshot's capture, the first merge took \(mergesAfterCapture.first.wholeMicroseconds) µs, "
                 + "the next \(mergesAfterCapture.next.wholeMicroseconds) µs")
+        }
+        if let grantsAfterCapture {
+            let grantGrowth = afterGrants - afterMerges
+            let grants = min(grantCount, count)
+            print("memory: \(grants) profiles given a promotional grant: resident +\(mib(grantGrowth)) MiB "
+                + "(\(grantGrowth / grants) bytes a grant), in \(granted.wholeMilliseconds) ms; "
+                + "after a snapshot's capture, the first grant took \(grantsAfterCapture.first.wholeMicroseconds) µs, "
+                + "the next \(grantsAfterCapture.next.wholeMicroseconds) µs")
         }
         let remembered = state.purchases.seenNotifications.count == notificationCount + (notificationCount > 0 ? 2 : 0)
         return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count && remembered ? 0 : 1
@@ -133,6 +148,34 @@ enum MemoryBench {
         state.apply(anonymous.batch)
         state.apply(ProjectState.ChangeBatch([.profileMerged(from: anonymous.profileID, into: target)], atMs: nowMs))
         return state.profiles.canonicalID(anonymous.profileID) == target
+    }
+
+    /// A promotional grant of `extra` for a month to each of the first `count` profiles.
+    private static func grantEntitlement(toFirst count: Int, in state: inout ProjectState, nowMs: Int64) -> Bool {
+        for index in 0..<count {
+            guard grant(to: "user-\(index)", in: &state, nowMs: nowMs) else { return false }
+        }
+        return true
+    }
+
+    private static func grant(to customerUserID: String, in state: inout ProjectState, nowMs: Int64) -> Bool {
+        guard let profile = state.profiles.profile(customerUserID: customerUserID)?.id else { return false }
+        let grant = PromotionalGrant(entitlementID: "extra", grantedMs: nowMs, expiresMs: nowMs + 30 * 86_400_000)
+        state.apply(ProjectState.ChangeBatch([.grantStored(profile, grant)], atMs: nowMs))
+        return state.purchases.grant(of: profile, entitlement: "extra") == grant
+    }
+
+    /// ``writesAfterCapture(of:profiles:nowMs:)`` for two grants (to the last two profiles).
+    private static func grantsAfterCapture(of state: inout ProjectState, profiles count: Int, nowMs: Int64) -> (first: Duration, next: Duration)? {
+        let captured = state
+        defer { withExtendedLifetime(captured) {} }
+        var times: [Duration] = []
+        for index in [count - 1, count - 2] {
+            let started = ContinuousClock.now
+            guard grant(to: "user-\(index)", in: &state, nowMs: nowMs + 4000) else { return nil }
+            times.append(ContinuousClock.now - started)
+        }
+        return (times[0], times[1])
     }
 
     /// ``writesAfterCapture(of:profiles:nowMs:)`` for two merges.

@@ -13,8 +13,8 @@ case .success(.help(let text)):
     status = BenchExitCode.success
 case .success(.durability(let options)):
     status = await DurabilityMode.run(options)
-case .success(.memory(let profiles, let notifications, let merges)):
-    status = MemoryBench.run(profiles: profiles, notifications: notifications, merges: merges)
+case .success(.memory(let profiles, let notifications, let merges, let grants)):
+    status = MemoryBench.run(profiles: profiles, notifications: notifications, merges: merges, grants: grants)
 case .success(.restart(let options)):
     status = await RestartBench.run(options)
 case .success(.watch(let options)):

@@ -37,6 +37,19 @@ struct PositionBuckets: Sendable {
         }
     }
 
+    /// Every position held under `hash`, along its probe run (a key held by several elements).
+    func forEach(hash: UInt32, _ body: (Int) -> Void) {
+        guard !buckets.isEmpty else { return }
+        let mask = buckets.count - 1
+        var bucket = Int(hash) & mask
+        while true {
+            let entry = buckets[bucket]
+            if entry == 0 { return }
+            if UInt32(truncatingIfNeeded: entry >> 32) == hash { body(Int(UInt32(truncatingIfNeeded: entry)) - 1) }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
     /// Asks for the bucket where `hash`'s probe run starts (``Prefetch``): the first step of a
     /// lookup known ahead of its turn.
     func prefetch(hash: UInt32) {

@@ -118,13 +118,14 @@ extension Array: SlotElements {
 extension ChunkedArray: SlotElements {}
 
 /// An index from keys to the positions of the elements that list them, where one element may
-/// list several keys (a profile's aliases, the tokens of the profiles merged into it), over
-/// ``PositionBuckets``: the keys live in the elements' lists, so an entry costs 8 bytes at most
-/// 3/4 full, and the table is chunked, so a snapshot's capture costs the next change a chunk,
-/// where a `[Key: Owner]` dictionary was copied whole.
+/// list several keys (a profile's aliases, the tokens of the profiles merged into it) and, for
+/// ``forEachPosition(of:listedBy:_:)``, several elements one key (the grants of a profile), over
+/// ``PositionBuckets``: the keys live in the elements, so an entry costs 8 bytes at most 3/4
+/// full, and the table is chunked, so a snapshot's capture costs the next change a chunk, where a
+/// `[Key: Owner]` dictionary was copied whole.
 ///
 /// A lookup asks the caller whether the element at a candidate position lists the key; the
-/// owner keeps the index in step with the lists (each key listed by one element at most).
+/// owner keeps the index in step with its elements.
 struct ListedKeyIndex<Hashing: SlotHashing>: Sendable {
     typealias Key = Hashing.Key
 
@@ -141,7 +142,14 @@ struct ListedKeyIndex<Hashing: SlotHashing>: Sendable {
         buckets.find(hash: Hashing.hashBits(key), where: lists).position
     }
 
-    /// Indexes `key`, which the element at `position` now lists and no other element does.
+    /// Every position whose element lists `key`, in no particular order.
+    func forEachPosition(of key: Key, listedBy lists: (Int) -> Bool, _ body: (Int) -> Void) {
+        buckets.forEach(hash: Hashing.hashBits(key)) { position in
+            if lists(position) { body(position) }
+        }
+    }
+
+    /// Indexes `key`, which the element at `position` now lists.
     mutating func insert(_ key: Key, at position: Int) {
         buckets.insert(hash: Hashing.hashBits(key), position: position, at: nil)
     }

@@ -93,8 +93,8 @@ public enum Deadline: Sendable, Hashable, Comparable {
 public struct PurchaseBook: Sendable {
     public private(set) var subscriptions = PurchaseTable<HeldSubscription>()
     public private(set) var oneTimePurchases = PurchaseTable<HeldPurchase>()
-    /// Grants by profile, then by entitlement.
-    public private(set) var grants: [ProfileID: [String: PromotionalGrant]] = [:]
+    /// Grants, found by profile (and entitlement).
+    private var grantTable = GrantTable()
     /// Per profile, the purchases it lost to transfers (ordered); none for most profiles.
     public private(set) var formerSources: [ProfileID: [FormerSource]] = [:]
     /// The reverse of `formerSources` (derived): who lost each purchase.
@@ -172,11 +172,21 @@ public struct PurchaseBook: Sendable {
     }
 
     /// A profile's grants, ordered by entitlement.
-    public func grants(of id: ProfileID) -> [PromotionalGrant] {
-        (grants[id] ?? [:]).values.sorted { $0.entitlementID < $1.entitlementID }
-    }
+    public func grants(of id: ProfileID) -> [PromotionalGrant] { grantTable.grants(of: id) }
 
-    public func grant(of id: ProfileID, entitlement: String) -> PromotionalGrant? { grants[id]?[entitlement] }
+    public func grant(of id: ProfileID, entitlement: String) -> PromotionalGrant? { grantTable.grant(of: id, entitlement: entitlement) }
+
+    /// Every grant with its profile, by profile, then entitlement (the order storage writes).
+    public var allGrants: [(profile: ProfileID, grant: PromotionalGrant)] { grantTable.all }
+
+    public var grantCount: Int { grantTable.count }
+
+    /// Grants by profile, then by entitlement (a view made on each call, for checks and tests).
+    public var grants: [ProfileID: [String: PromotionalGrant]] {
+        var grants: [ProfileID: [String: PromotionalGrant]] = [:]
+        for (profile, grant) in grantTable.all { grants[profile, default: [:]][grant.entitlementID] = grant }
+        return grants
+    }
 
     /// Whether the profile owns a store purchase (grants do not count).
     public func ownsPurchase(_ id: ProfileID) -> Bool { subscriptions.ownsAny(id) || oneTimePurchases.ownsAny(id) }
@@ -205,7 +215,7 @@ public struct PurchaseBook: Sendable {
             .filter { subscriptions[slot: $0.item].subscription.nextDeadlineMs == $0.ms }
             .map { (ms: $0.ms, deadline: Deadline.subscription(subscriptions[slot: $0.item].key)) }
         let dueGrants = grantDeadlines.entries(atOrBefore: nowMs)
-            .filter { Self.current(of: $0.item, grants: grants) == $0.ms }
+            .filter { Self.current(of: $0.item, grants: grantTable) == $0.ms }
             .map { (ms: $0.ms, deadline: $0.item) }
         var seen = Set<Deadline>()
         return (dueSubscriptions + dueGrants)
@@ -215,9 +225,9 @@ public struct PurchaseBook: Sendable {
     }
 
     /// The deadline a grant has now, by its stored state (`nil` for anything else).
-    private static func current(of deadline: Deadline, grants: [ProfileID: [String: PromotionalGrant]]) -> Int64? {
+    private static func current(of deadline: Deadline, grants: GrantTable) -> Int64? {
         guard case .grant(let profile, let entitlement) = deadline else { return nil }
-        return grants[profile]?[entitlement]?.nextDeadlineMs
+        return grants.grant(of: profile, entitlement: entitlement)?.nextDeadlineMs
     }
 
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
@@ -240,7 +250,7 @@ public struct PurchaseBook: Sendable {
     }
 
     mutating func store(_ grant: PromotionalGrant, for profile: ProfileID) {
-        grants[profile, default: [:]][grant.entitlementID] = grant
+        grantTable.store(grant, for: profile)
         if let deadline = grant.nextDeadlineMs { grantDeadlines.push(deadline, .grant(profile, entitlement: grant.entitlementID)) }
     }
 
@@ -267,8 +277,10 @@ public struct PurchaseBook: Sendable {
             remember(former, for: target)
         }
         reown(everythingOf: source, to: target)
-        for grant in (grants.removeValue(forKey: source) ?? [:]).values.sorted(by: { $0.entitlementID < $1.entitlementID }) {
-            if let existing = grants[target]?[grant.entitlementID], !PromotionalGrant.keeps(grant, over: existing) { continue }
+        for grant in grantTable.removeAll(of: source) {
+            if let existing = grantTable.grant(of: target, entitlement: grant.entitlementID), !PromotionalGrant.keeps(grant, over: existing) {
+                continue
+            }
             store(grant, for: target)
         }
     }
@@ -276,7 +288,7 @@ public struct PurchaseBook: Sendable {
     /// A deleted profile's purchases become unowned, held under their tokens; its grants go.
     mutating func release(_ profile: ProfileID) {
         reown(everythingOf: profile, to: nil)
-        grants[profile] = nil
+        _ = grantTable.removeAll(of: profile)
         for former in formerSources[profile] ?? [] { forget(former, for: profile) }
     }
 
@@ -314,7 +326,7 @@ public struct PurchaseBook: Sendable {
         // the queues' buffers, and the first pop would copy an entire queue.
         let subscriptions = self.subscriptions
         subscriptionDeadlines.dropStale { subscriptions[slot: $0].subscription.nextDeadlineMs }
-        let grants = self.grants
+        let grants = grantTable
         grantDeadlines.dropStale { Self.current(of: $0, grants: grants) }
     }
 
@@ -328,7 +340,7 @@ public struct PurchaseBook: Sendable {
 extension PurchaseBook: Equatable {
     /// The stored parts only: the indexes and the queue follow from them.
     public static func == (a: PurchaseBook, b: PurchaseBook) -> Bool {
-        a.subscriptions == b.subscriptions && a.oneTimePurchases == b.oneTimePurchases && a.grants == b.grants
+        a.subscriptions == b.subscriptions && a.oneTimePurchases == b.oneTimePurchases && a.grantTable == b.grantTable
             && a.formerSources == b.formerSources
             && a.notifications.live == b.notifications.live
     }

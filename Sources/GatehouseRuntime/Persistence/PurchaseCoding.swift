@@ -148,10 +148,7 @@ enum PurchaseCoding {
     static func write(_ book: PurchaseBook, into writer: inout ByteWriter) {
         writeByKey(book.subscriptions, order: book.subscriptionSlotsByKey, into: &writer) { write($1, into: &$0) }
         writeByKey(book.oneTimePurchases, order: book.oneTimePurchaseSlotsByKey, into: &writer) { write($1, into: &$0) }
-        let grants = book.grants.sorted { $0.key < $1.key }.flatMap { entry in
-            entry.value.values.sorted { $0.entitlementID < $1.entitlementID }.map { (entry.key, $0) }
-        }
-        writer.writeArray(grants) { writer, entry in
+        writer.writeArray(book.allGrants) { writer, entry in
             ProfileCoding.writeID(entry.0, into: &writer)
             write(entry.1, into: &writer)
         }
@@ -209,7 +206,7 @@ enum PurchaseCoding {
         let book = PurchaseBook(subscriptions: subscriptions, oneTimePurchases: purchases, grants: grants,
                                 seenNotifications: seen, formerSources: formerSources)
         let distinct = book.subscriptions.count == subscriptions.count && book.oneTimePurchases.count == purchases.count
-            && book.grants.values.reduce(0) { $0 + $1.count } == grants.count
+            && book.grantCount == grants.count
         guard distinct else { throw ByteReaderError.invalid("purchase book with a key listed twice", at: start) }
         return book
     }
