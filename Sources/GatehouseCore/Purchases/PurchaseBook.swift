@@ -366,7 +366,7 @@ public struct SeenNotification: Sendable, Equatable {
 /// store's dates and terms are keyed by transaction id.
 ///
 /// A project with a million subscribers remembers about a million ids. They are a
-/// ``KeyTimeline``: about 70 bytes an id, where a `Set<String>` and an array of them took about
+/// ``KeyTimeline``: about 80 bytes an id, where a `Set<String>` and an array of them took about
 /// 150 and were copied whole (some 35 ms inside the project's actor) by the first notification
 /// after each snapshot's capture.
 struct NotificationMemory: Sendable {
