@@ -57,61 +57,73 @@ enum MemoryBench {
         let decodedCount = (try? ProjectSnapshotBody.decode(body))?.profiles.count ?? -1
         let decoded = ContinuousClock.now - decodeStarted
         let growth = after - before
-        guard let afterCapture = writesAfterCapture(of: &state, profiles: count, nowMs: nowMs) else { return 1 }
-        let notificationsAfterCapture = notificationCount > 0 ? notificationsAfterCapture(of: &state, nowMs: nowMs) : nil
-        let mergesAfterCapture = mergeCount > 0 ? mergesAfterCapture(of: &state, profiles: count, nowMs: nowMs, random: random) : nil
-        let grantsAfterCapture = grantCount > 0 ? grantsAfterCapture(of: &state, profiles: count, nowMs: nowMs) : nil
+        guard let afterCapture = writesAfterCapture(of: &state, { state, turn in renew([count / 2, count / 3][turn], in: &state, nowMs: nowMs) })
+        else { return 1 }
         print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
             + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
             + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms; "
             + "after a snapshot's capture, the first renewal took \(afterCapture.first.wholeMicroseconds) µs, the next \(afterCapture.next.wholeMicroseconds) µs")
-        if let notificationsAfterCapture {
-            let notificationGrowth = afterNotifications - after
-            print("memory: \(notificationCount) store notifications remembered: resident +\(mib(notificationGrowth)) MiB "
-                + "(\(notificationGrowth / notificationCount) bytes a notification), in \(notificationsRemembered.wholeMilliseconds) ms; "
-                + "after a snapshot's capture, the first notification took \(notificationsAfterCapture.first.wholeMicroseconds) µs, "
-                + "the next \(notificationsAfterCapture.next.wholeMicroseconds) µs")
+        if notificationCount > 0 {
+            guard let times = writesAfterCapture(of: &state, { state, turn in
+                state.apply(ProjectState.ChangeBatch([.notificationSeen(store: "apple", id: "after-capture-\(turn)")], atMs: nowMs + 2000))
+                return true
+            }) else { return 1 }
+            printExtra("\(notificationCount) store notifications remembered", count: notificationCount, each: "notification",
+                       growth: afterNotifications - after, took: notificationsRemembered, after: times, write: "notification")
         }
-        if let mergesAfterCapture {
-            let mergeGrowth = afterMerges - afterNotifications
-            print("memory: \(mergeCount) anonymous profiles merged into identified ones: resident +\(mib(mergeGrowth)) MiB "
-                + "(\(mergeGrowth / mergeCount) bytes a merged profile), in \(merged.wholeMilliseconds) ms; "
-                + "after a snapshot's capture, the first merge took \(mergesAfterCapture.first.wholeMicroseconds) µs, "
-                + "the next \(mergesAfterCapture.next.wholeMicroseconds) µs")
+        if mergeCount > 0 {
+            guard let times = writesAfterCapture(of: &state, { state, turn in
+                merge(into: "user-\([count / 2, count / 3][turn])", in: &state, nowMs: nowMs + 3000, random: random)
+            }) else { return 1 }
+            printExtra("\(mergeCount) anonymous profiles merged into identified ones", count: mergeCount, each: "merged profile",
+                       growth: afterMerges - afterNotifications, took: merged, after: times, write: "merge")
         }
-        if let grantsAfterCapture {
-            let grantGrowth = afterGrants - afterMerges
+        if grantCount > 0 {
+            guard let times = writesAfterCapture(of: &state, { state, turn in grant(to: "user-\(count - 1 - turn)", in: &state, nowMs: nowMs + 4000) })
+            else { return 1 }
             let grants = min(grantCount, count)
-            print("memory: \(grants) profiles given a promotional grant: resident +\(mib(grantGrowth)) MiB "
-                + "(\(grantGrowth / grants) bytes a grant), in \(granted.wholeMilliseconds) ms; "
-                + "after a snapshot's capture, the first grant took \(grantsAfterCapture.first.wholeMicroseconds) µs, "
-                + "the next \(grantsAfterCapture.next.wholeMicroseconds) µs")
+            printExtra("\(grants) profiles given a promotional grant", count: grants, each: "grant",
+                       growth: afterGrants - afterMerges, took: granted, after: times, write: "grant")
         }
         let remembered = state.purchases.seenNotifications.count == notificationCount + (notificationCount > 0 ? 2 : 0)
         return state.profiles.count == count && decodedCount == count && state.purchases.subscriptions.count == count && remembered ? 0 : 1
     }
 
     /// What the project's next writes cost while a snapshot holds a copy of the state (the
-    /// actor pays for whatever the copy makes it duplicate): two renewals of different profiles'
-    /// subscriptions, each timed, the copy kept alive meanwhile.
-    private static func writesAfterCapture(of state: inout ProjectState, profiles count: Int, nowMs: Int64)
+    /// actor pays for whatever the copy makes it duplicate): `write` twice (its turn, 0 then 1),
+    /// each timed, the copy kept alive meanwhile; `nil` when a write fails.
+    private static func writesAfterCapture(of state: inout ProjectState, _ write: (inout ProjectState, Int) -> Bool)
         -> (first: Duration, next: Duration)?
     {
         let captured = state
         defer { withExtendedLifetime(captured) {} }
         var times: [Duration] = []
-        for index in [count / 2, count / 3] {
-            guard let profile = state.profiles.profile(customerUserID: "user-\(index)")?.id else { return nil }
-            let renewal = StoreTransaction(
-                store: "test", kind: .subscription, transactionID: "2000\(index)", originalTransactionID: "1000\(index)",
-                productID: "pro_monthly", purchasedMs: nowMs + 1000, expiresMs: nowMs + 60 * 86_400_000, token: nil, price: 9.99,
-                currency: "USD", periodType: .normal, environment: .production)
+        for turn in 0..<2 {
             let started = ContinuousClock.now
-            guard let decision = try? state.reportPurchase(profile: profile, transaction: renewal, nowMs: nowMs + 1000) else { return nil }
-            state.apply(decision.batch)
+            guard write(&state, turn) else { return nil }
             times.append(ContinuousClock.now - started)
         }
         return (times[0], times[1])
+    }
+
+    /// A renewal of the subscription of profile `user-<index>`.
+    private static func renew(_ index: Int, in state: inout ProjectState, nowMs: Int64) -> Bool {
+        guard let profile = state.profiles.profile(customerUserID: "user-\(index)")?.id else { return false }
+        let renewal = StoreTransaction(
+            store: "test", kind: .subscription, transactionID: "2000\(index)", originalTransactionID: "1000\(index)",
+            productID: "pro_monthly", purchasedMs: nowMs + 1000, expiresMs: nowMs + 60 * 86_400_000, token: nil, price: 9.99,
+            currency: "USD", periodType: .normal, environment: .production)
+        guard let decision = try? state.reportPurchase(profile: profile, transaction: renewal, nowMs: nowMs + 1000) else { return false }
+        state.apply(decision.batch)
+        return true
+    }
+
+    /// The line for what `--notifications`, `--merges` or `--grants` added: its memory, the time
+    /// to add it, and the first two writes of its kind after a snapshot's capture.
+    private static func printExtra(_ what: String, count: Int, each: String, growth: Int, took: Duration,
+                                   after times: (first: Duration, next: Duration), write: String) {
+        print("memory: \(what): resident +\(mib(growth)) MiB (\(growth / count) bytes a \(each)), in \(took.wholeMilliseconds) ms; "
+            + "after a snapshot's capture, the first \(write) took \(times.first.wholeMicroseconds) µs, the next \(times.next.wholeMicroseconds) µs")
     }
 
     /// `count` store notifications seen over the 29 days before `endMs`, as a project remembers
@@ -163,47 +175,6 @@ enum MemoryBench {
         let grant = PromotionalGrant(entitlementID: "extra", grantedMs: nowMs, expiresMs: nowMs + 30 * 86_400_000)
         state.apply(ProjectState.ChangeBatch([.grantStored(profile, grant)], atMs: nowMs))
         return state.purchases.grant(of: profile, entitlement: "extra") == grant
-    }
-
-    /// ``writesAfterCapture(of:profiles:nowMs:)`` for two grants (to the last two profiles).
-    private static func grantsAfterCapture(of state: inout ProjectState, profiles count: Int, nowMs: Int64) -> (first: Duration, next: Duration)? {
-        let captured = state
-        defer { withExtendedLifetime(captured) {} }
-        var times: [Duration] = []
-        for index in [count - 1, count - 2] {
-            let started = ContinuousClock.now
-            guard grant(to: "user-\(index)", in: &state, nowMs: nowMs + 4000) else { return nil }
-            times.append(ContinuousClock.now - started)
-        }
-        return (times[0], times[1])
-    }
-
-    /// ``writesAfterCapture(of:profiles:nowMs:)`` for two merges.
-    private static func mergesAfterCapture(of state: inout ProjectState, profiles count: Int, nowMs: Int64, random: some RandomSource)
-        -> (first: Duration, next: Duration)?
-    {
-        let captured = state
-        defer { withExtendedLifetime(captured) {} }
-        var times: [Duration] = []
-        for index in [count / 2, count / 3] {
-            let started = ContinuousClock.now
-            guard merge(into: "user-\(index)", in: &state, nowMs: nowMs + 3000, random: random) else { return nil }
-            times.append(ContinuousClock.now - started)
-        }
-        return (times[0], times[1])
-    }
-
-    /// ``writesAfterCapture(of:profiles:nowMs:)`` for two store notifications.
-    private static func notificationsAfterCapture(of state: inout ProjectState, nowMs: Int64) -> (first: Duration, next: Duration) {
-        let captured = state
-        defer { withExtendedLifetime(captured) {} }
-        var times: [Duration] = []
-        for index in 0..<2 {
-            let started = ContinuousClock.now
-            state.apply(ProjectState.ChangeBatch([.notificationSeen(store: "apple", id: "after-capture-\(index)")], atMs: nowMs + 2000))
-            times.append(ContinuousClock.now - started)
-        }
-        return (times[0], times[1])
     }
 
     private static func mib(_ bytes: Int) -> String {

@@ -244,13 +244,17 @@ public struct ProfileDirectory: Sendable {
         let tokens = [merged.token] + merged.mergedTokens
         for alias in aliases { byAlias.insert(alias, at: targetSlot) }
         for token in tokens { byMergedToken.insert(token, at: targetSlot) }
-        update(target) { profile in
-            profile.aliases.append(contentsOf: aliases)
-            profile.mergedTokens = (profile.mergedTokens + tokens).sorted()
-            for (key, value) in merged.attributes.sorted(by: { $0.key < $1.key }) where profile.attributes[key] == nil {
-                guard profile.attributes.count < ProfileLimits.attributesPerProfileMax else { break }
-                profile.attributes[key] = value
-            }
+        Self.absorb(merged, aliases: aliases, tokens: tokens, into: &profiles[targetSlot])
+    }
+
+    /// What a merge gives the target profile: the merged-away ids and tokens, and the merged
+    /// profile's attributes it lacks, while it holds fewer than the most a profile may hold.
+    private static func absorb(_ merged: Profile, aliases: [ProfileID], tokens: [AppAccountToken], into profile: inout Profile) {
+        profile.aliases.append(contentsOf: aliases)
+        profile.mergedTokens = (profile.mergedTokens + tokens).sorted()
+        for (key, value) in merged.attributes.sorted(by: { $0.key < $1.key }) where profile.attributes[key] == nil {
+            guard profile.attributes.count < ProfileLimits.attributesPerProfileMax else { break }
+            profile.attributes[key] = value
         }
     }
 
