@@ -64,19 +64,29 @@ import Testing
         #expect(ChunkedArray<UInt64>(repeating: 0, count: 0).isEmpty)
     }
 
-    @Test func removeFirstKeepsTheRestInOrderFromZero() {
+    @Test func freeingTheFrontMovesNothingAndKeepsEveryPosition() {
+        let size = 1 << ChunkedArray<Int>.chunkShift
         var array = ChunkedArray<Int>()
-        for number in 0..<20_000 { array.append(number) }
+        for number in 0..<(5 * size + 7) { array.append(number) }
         let before = array
-        array.removeFirst(12_345)
-        #expect(Array(array) == Array(12_345..<20_000))
-        #expect(Array(before) == Array(0..<20_000), "a copy made before is untouched")
-        array.removeFirst(0)
-        #expect(array.count == 20_000 - 12_345)
-        array.removeFirst(array.count)
-        #expect(array.isEmpty)
-        array.append(1)
-        #expect(Array(array) == [1])
+        let addresses = array.chunkAddresses
+        array.freeChunks(before: 2 * size + 3)
+        #expect(array.count == 5 * size + 7, "positions stay where they were")
+        #expect(((2 * size)..<array.count).allSatisfy { array[$0] == $0 }, "the chunk holding the position is kept whole")
+        #expect(array.chunkAddresses[2...] == addresses[2...], "nothing after the freed chunks moved")
+        #expect(array.chunkAddresses[..<2].allSatisfy { $0 != addresses[0] && $0 != addresses[1] })
+        #expect(Array(before) == Array(0..<(5 * size + 7)), "a copy made before is untouched")
+        #expect(array.dropFreedChunks() == 0, "two freed of six: not yet half")
+        array.freeChunks(before: 3 * size)
+        let dropped = array.dropFreedChunks()
+        #expect(dropped == 3 * size, "three of six are half: their slots go, positions move down by three chunks")
+        #expect(array.count == 2 * size + 7 && Array(array) == Array((3 * size)..<(5 * size + 7)))
+        #expect(array.chunkAddresses == Array(addresses[3...]), "the kept chunks are the same buffers")
+        array.freeChunks(before: array.count)
+        #expect(array.dropFreedChunks() == 2 * size, "the last chunk holds 7 kept: only the two whole ones are freed")
+        #expect(Array(array) == Array((5 * size)..<(5 * size + 7)))
+        array.append(-1)
+        #expect(array.last == -1 && array.count == 8)
     }
 
     @Test func removeLastTakesTheLastElementAndEmptiesChunksAsItGoes() {

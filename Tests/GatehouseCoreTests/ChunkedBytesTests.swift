@@ -55,14 +55,24 @@ import Testing
         #expect(copied == (0..<2000).flatMap { Self.run($0, 200) })
     }
 
-    @Test func droppingTheFrontRenumbersFromZero() {
+    @Test func freeingTheFrontKeepsEveryOffsetAndMovesNothing() {
         var bytes = ChunkedBytes()
         for number in 0..<1000 { bytes.appendRun { $0.append(contentsOf: Self.run(number, 150)) } }
-        let rest = bytes.dropping(before: 600 * 150)
-        #expect(rest.count == 400 * 150)
-        #expect(Array(rest.slice(0..<150)) == Self.run(600, 150))
-        #expect(Array(rest.slice((399 * 150)..<(400 * 150))) == Self.run(999, 150))
-        #expect(bytes.count == 1000 * 150, "the original is untouched")
+        let before = bytes
+        let held = bytes.heldCount
+        bytes.freeChunks(before: 600 * 150)
+        #expect(bytes.count == 1000 * 150, "offsets stay logical")
+        #expect(bytes.heldCount < held && bytes.heldCount >= 400 * 150, "the chunks wholly before the offset are gone")
+        #expect(Array(bytes.slice((600 * 150)..<(601 * 150))) == Self.run(600, 150))
+        #expect(Array(bytes.slice((999 * 150)..<(1000 * 150))) == Self.run(999, 150))
+        var rest: [UInt8] = []
+        bytes.forEachRun(from: 600 * 150) { rest.append(contentsOf: $0) }
+        #expect(rest == (600..<1000).flatMap { Self.run($0, 150) })
+        #expect(before.heldCount == held, "a copy made before is untouched")
+        bytes.freeChunks(before: bytes.count)
+        #expect(bytes.heldCount == 0 && bytes.chunkCount == 0, "everything forgotten: nothing is held")
+        let next = bytes.appendRun { $0.append(contentsOf: Self.run(1, 10)) }
+        #expect(next == (1000 * 150)..<(1000 * 150 + 10) && Array(bytes.slice(next)) == Self.run(1, 10))
     }
 
     @Test func bytesReadBackFromASnapshotAreOneChunkAndTakeMoreRuns() {

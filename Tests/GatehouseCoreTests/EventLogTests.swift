@@ -2,10 +2,12 @@ import GatehouseBase
 @testable import GatehouseCore
 import Testing
 
-/// The feed keeps at least the last 100,000 events or 7 days, whichever is more (PROTOCOL.md).
+/// The feed keeps the events of the last 7 days, at most the newest `--feed-max-events`
+/// (PROTOCOL.md, "The event feed").
 @Suite struct EventRetention {
     static let profile = ProfileID(high: 1, low: 1, tag: 1)
     static let day: Int64 = 86_400_000
+    static let week = EventLog.keptAgeMs
 
     static func log(count: Int, atMs: (Int) -> Int64) -> EventLog {
         var log = EventLog()
@@ -16,24 +18,48 @@ import Testing
         return log
     }
 
-    @Test func oldEventsBeyondTheNewestHundredThousandAreDropped() {
-        var log = Self.log(count: 115_000) { _ in 0 }
-        log.prune(nowMs: 8 * Self.day)
-        #expect(log.events.count == EventLog.keptCountMin)
-        #expect(log.events.first?.cursor == 15_001, "the newest are kept")
+    @Test func eventsOlderThanSevenDaysAreForgottenHoweverFew() {
+        var log = Self.log(count: 10) { index in index < 4 ? 0 : 2 * Self.day }
+        log.prune(nowMs: 8 * Self.day, keptAgeMs: Self.week, keptCountMax: 1_000)
+        #expect(log.map(\.cursor) == Array(5...10), "the 4 older than 7 days go")
+        log.prune(nowMs: 2 * Self.day + Self.week, keptAgeMs: Self.week, keptCountMax: 1_000)
+        #expect(log.count == 6, "exactly 7 days old is kept")
+        log.prune(nowMs: 2 * Self.day + Self.week + 1, keptAgeMs: Self.week, keptCountMax: 1_000)
+        #expect(log.isEmpty)
     }
 
-    @Test func eventsOfTheLastSevenDaysAreKeptWhateverTheirNumber() {
-        var log = Self.log(count: 115_000) { index in index < 5_000 ? 0 : 2 * Self.day }
-        log.prune(nowMs: 8 * Self.day)
-        #expect(log.events.count == 110_000, "only the 5,000 older than 7 days go")
-        #expect(log.events.allSatisfy { 8 * Self.day - $0.atMs <= EventLog.keptAgeMs })
+    @Test func onlyTheNewestUpToTheCapAreKept() {
+        var log = Self.log(count: 2_500) { Int64($0) }
+        log.prune(nowMs: 2_500, keptAgeMs: Self.week, keptCountMax: 1_000)
+        #expect(log.count == 1_000)
+        #expect(log.first?.cursor == 1_501 && log.last?.cursor == 2_500, "the newest are kept")
+        #expect(log.events(after: 0, limit: 2).map(\.cursor) == [1_501, 1_502], "cursor 0 reads from the oldest kept")
+        #expect(log.events(after: 1_600, limit: 1).map(\.cursor) == [1_601])
     }
 
-    @Test func aHundredThousandAreKeptHoweverOld() {
-        var log = Self.log(count: EventLog.keptCountMin) { _ in 0 }
-        log.prune(nowMs: 365 * Self.day)
-        #expect(log.events.count == EventLog.keptCountMin)
+    /// The feed in a steady flow, one event a second (a moved clock) for three times its window:
+    /// once events age out as fast as they come, every write still leaves the kept events where
+    /// they lie. A write may copy the one chunk it lands in (a snapshot's capture holds the feed)
+    /// and nothing else: the work per write does not grow with the feed.
+    @Test func aSteadyFlowAcrossTheWindowMovesNoKeptEvent() {
+        let window: Int64 = 20_000_000
+        var log = EventLog()
+        var worst = 0
+        for second in 1...3 * Int(window / 1_000) {
+            let now = Int64(second) * 1_000
+            let captured = log
+            let before = Set(log.entryChunkAddresses.compactMap { $0 })
+            log.append(Event(cursor: UInt64(second), index: 0, type: .renewal, profileID: Self.profile, customerUserID: nil,
+                             atMs: now, details: [EventDetail("n", .int(Int64(second)))]))
+            log.prune(nowMs: now, keptAgeMs: window, keptCountMax: 10_000_000)
+            let made = Set(log.entryChunkAddresses.compactMap { $0 }).subtracting(before)
+            worst = max(worst, made.count)
+            withExtendedLifetime(captured) {}
+        }
+        #expect(worst <= 2, "a write made \(worst) chunks anew")
+        #expect(log.count == Int(window / 1_000) + 1, "the window's events are kept")
+        #expect(log.first?.atMs == 2 * window, "and only those")
+        #expect(log.detailBytesHeld < 3 * log.storedDetailsCount, "forgotten details are given back")
     }
 
     @Test func pagesAfterACursorAreExclusiveOrderedAndLimited() {
@@ -49,6 +75,7 @@ import Testing
 /// what was appended, before and after pruning frees the details of the events it drops.
 @Suite struct EventLogStorage {
     static let day: Int64 = 86_400_000
+    static let week = EventLog.keptAgeMs
 
     static func event(_ cursor: Int, index: UInt32 = 0, atMs: Int64 = 0) -> Event {
         Event(cursor: UInt64(cursor), index: index, type: .renewal, profileID: cursor.isMultiple(of: 3) ? nil : EventRetention.profile,
@@ -68,10 +95,10 @@ import Testing
 
     @Test func pruningDropsTheOldestAndKeepsTheRestIntact() {
         var log = EventLog()
-        let count = EventLog.keptCountMin + 20_000
+        let count = 120_000
         for cursor in 1...count { log.append(Self.event(cursor)) }
-        log.prune(nowMs: 8 * Self.day)
-        #expect(log.count == EventLog.keptCountMin)
+        log.prune(nowMs: 0, keptAgeMs: Self.week, keptCountMax: 100_000)
+        #expect(log.count == 100_000)
         #expect(log.first == Self.event(20_001))
         #expect(log.last == Self.event(count))
         #expect(log[50_000] == Self.event(70_001))
@@ -79,36 +106,21 @@ import Testing
         #expect(log.last == Self.event(count + 1))
     }
 
-    @Test func pruningFreesTheDetailsOncePrunedBytesAreHalf() {
+    @Test func pruningGivesBackTheDetailsOfForgottenEvents() {
         var log = EventLog()
-        var cursor = 0
-        func append(_ count: Int, atMs: Int64) {
-            for _ in 0..<count {
-                cursor += 1
-                log.append(Self.event(cursor, atMs: atMs))
-            }
-        }
-        append(EventLog.keptCountMin, atMs: 0)
+        for cursor in 1...100_000 { log.append(Self.event(cursor, atMs: Int64(cursor))) }
         let held = log.detailBytesHeld
-        // A tenth more, at once out of the 7 days: the first prune drops 10,000, far from half.
-        append(EventLog.keptCountMin / 10, atMs: 0)
-        log.prune(nowMs: 8 * Self.day)
-        #expect(log.count == EventLog.keptCountMin)
-        #expect(log.detailBytesHeld > held, "pruned details are kept until they are half")
-        // Until the pruned ones pass half: then the array holds only the kept events' details.
-        for _ in 0..<10 {
-            append(EventLog.keptCountMin / 10, atMs: 0)
-            log.prune(nowMs: 8 * Self.day)
-        }
-        #expect(log.count == EventLog.keptCountMin)
-        #expect(log.detailBytesHeld < held * 11 / 10, "only the kept events' details are left")
-        #expect(Array(log) == ((cursor - EventLog.keptCountMin + 1)...cursor).map { Self.event($0) })
+        log.prune(nowMs: 100_000, keptAgeMs: 10_000, keptCountMax: .max)
+        #expect(log.count == 10_001)
+        #expect(log.detailBytesHeld < held / 5, "only about the kept events' details are held")
+        #expect(log.detailBytesHeld >= log.storedDetailsCount)
+        #expect(Array(log) == (90_000...100_000).map { Self.event($0, atMs: Int64($0)) })
     }
 
     @Test func logsWithTheSameEventsAreEqualWhereverTheirDetailsLie() {
         var pruned = EventLog()
-        for cursor in 1...(EventLog.keptCountMin + 15_000) { pruned.append(Self.event(cursor)) }
-        pruned.prune(nowMs: 8 * Self.day)
+        for cursor in 1...115_000 { pruned.append(Self.event(cursor)) }
+        pruned.prune(nowMs: 0, keptAgeMs: Self.week, keptCountMax: 100_000)
         let fresh = EventLog(events: Array(pruned))
         #expect(fresh == pruned)
         #expect(fresh.detailBytesHeld < pruned.detailBytesHeld)
@@ -214,10 +226,10 @@ import Testing
 
     @Test func aPrunedLogStoresOnlyItsKeptEvents() throws {
         var log = EventLog()
-        for cursor in 1...(EventLog.keptCountMin + 15_000) { log.append(EventLogStorage.event(cursor)) }
-        log.prune(nowMs: 8 * EventLogStorage.day)
+        for cursor in 1...115_000 { log.append(EventLogStorage.event(cursor)) }
+        log.prune(nowMs: 0, keptAgeMs: EventLogStorage.week, keptCountMax: 100_000)
         let (stored, details) = Self.export(log)
-        #expect(stored.count == EventLog.keptCountMin)
+        #expect(stored.count == 100_000)
         #expect(details.count < log.detailBytesHeld)
         #expect(try Self.load(stored, details) == log)
     }

@@ -16,6 +16,9 @@
 public struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
     @usableFromInline var chunks: [[Element]] = []
     public private(set) var count = 0
+    /// The chunks at the front whose elements are gone (``freeChunks(before:)``): empty arrays,
+    /// so the positions after them stay where they were.
+    private var freedChunks = 0
 
     init() {}
 
@@ -98,24 +101,45 @@ public struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         return last
     }
 
-    /// Drops the first `dropped` elements: the rest move to fresh chunks (as `Array`'s
-    /// `removeFirst` moves them), so positions stay dense from 0.
-    mutating func removeFirst(_ dropped: Int) {
-        precondition(dropped >= 0 && dropped <= count, "cannot remove more elements than there are")
-        guard dropped > 0 else { return }
-        var rest = ChunkedArray()
-        rest.reserveCapacity(count - dropped)
-        for position in dropped..<count { rest.append(self[position]) }
-        self = rest
+    /// Frees the chunks that hold only positions before `position`, for a table that forgets its
+    /// oldest elements (the event feed): nothing is moved, and every position after them stays
+    /// where it was. A freed position must not be read again (its chunk's own check traps).
+    mutating func freeChunks(before position: Int) {
+        precondition(position >= 0 && position <= count, "position \(position) out of range")
+        let whole = position >> Self.chunkShift
+        while freedChunks < whole {
+            chunks[freedChunks] = []
+            freedChunks += 1
+        }
+    }
+
+    /// Takes the freed chunks off the front of the list of chunks once they are at least half
+    /// of it, so the list's own length stays bounded; every position moves down by the number
+    /// answered (a whole number of chunks, 0 when nothing is taken off). Each chunk's slot is
+    /// moved at most once for every chunk freed.
+    mutating func dropFreedChunks() -> Int {
+        guard freedChunks > 0, freedChunks * 2 >= chunks.count else { return 0 }
+        let dropped = freedChunks << Self.chunkShift
+        chunks.removeFirst(freedChunks)
+        freedChunks = 0
+        count -= dropped
+        return dropped
     }
 
     mutating func removeAll() {
         chunks = []
         count = 0
+        freedChunks = 0
     }
 
     /// How many chunks hold the elements (tests: what a copy shares).
     var chunkCount: Int { chunks.count }
+
+    /// Where each chunk's elements lie (tests: which chunks a change left in place, and which it
+    /// made anew).
+    var chunkAddresses: [UnsafeRawPointer?] {
+        chunks.map { chunk in chunk.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } }
+    }
 
     /// Whether chunk `index` of `self` and of `other` are one buffer (tests: what a copy shares).
     func sharesChunk(_ index: Int, with other: ChunkedArray) -> Bool {

@@ -15,6 +15,9 @@ struct ChunkedBytes: Sendable {
     private var chunks: [[UInt8]] = []
     /// The logical offset of each chunk's first byte.
     private var starts: [Int] = []
+    /// The chunks at the front whose bytes are gone (``freeChunks(before:)``): empty arrays, their
+    /// starts kept, until they are half of the list.
+    private var freedChunks = 0
     /// Bytes held: the logical end.
     private(set) var count = 0
 
@@ -100,6 +103,7 @@ struct ChunkedBytes: Sendable {
     /// Calls `body` with every byte end to end, at its logical offset: the one chunk itself, or a
     /// copy of all of them (for a pass over many runs, such as a sort).
     func withContiguousBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        precondition(freedChunks == 0 && starts.first ?? 0 == 0, "the bytes no longer start at 0")
         if chunks.count == 1 { return try chunks[0].withUnsafeBufferPointer(body) }
         var all: [UInt8] = []
         all.reserveCapacity(count)
@@ -107,11 +111,22 @@ struct ChunkedBytes: Sendable {
         return try all.withUnsafeBufferPointer(body)
     }
 
-    /// The bytes from `offset` on, now from 0, in fresh chunks (those before it are dropped).
-    func dropping(before offset: Int) -> ChunkedBytes {
-        var rest = ChunkedBytes()
-        forEachRun(from: offset) { run in rest.append(Array(run), at: rest.count) }
-        return rest
+    /// Frees the chunks whose bytes all lie before `offset` (the runs of events the feed has
+    /// forgotten). Nothing is moved: offsets stay logical, and reading a freed byte traps. Once
+    /// the freed chunks are half the list, their slots are taken off its front.
+    mutating func freeChunks(before offset: Int) {
+        while freedChunks < chunks.count, end(ofChunk: freedChunks) <= offset {
+            chunks[freedChunks] = []
+            freedChunks += 1
+        }
+        guard freedChunks > 0, freedChunks * 2 >= chunks.count else { return }
+        chunks.removeFirst(freedChunks)
+        starts.removeFirst(freedChunks)
+        freedChunks = 0
+    }
+
+    private func end(ofChunk index: Int) -> Int {
+        index + 1 < starts.count ? starts[index + 1] : count
     }
 
     /// The chunk that holds the byte at `offset`.
@@ -129,6 +144,9 @@ struct ChunkedBytes: Sendable {
 
     /// How many chunks hold the bytes (tests).
     var chunkCount: Int { chunks.count }
+
+    /// The bytes the chunks hold, freed ones excluded (tests: what forgetting gave back).
+    var heldCount: Int { chunks.reduce(0) { $0 + $1.count } }
 
     /// Whether chunk `index` of `self` and of `other` are one buffer (tests: what a copy shares).
     func sharesChunk(_ index: Int, with other: ChunkedBytes) -> Bool {

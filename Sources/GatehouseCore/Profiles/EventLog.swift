@@ -1,7 +1,7 @@
 public import GatehouseBase
 
-/// The project's event feed, oldest first, keeping at least the last 100,000 events or the last
-/// 7 days, whichever is more (PROTOCOL.md, "The event feed").
+/// The project's event feed, oldest first: the events of the last 7 days, at most the newest
+/// ``keptCountMax`` (PROTOCOL.md, "The event feed").
 ///
 /// Events are kept slim: a fixed-size entry each, and every event's details end to end in
 /// chunks of 64 KiB (``ChunkedArray``, ``ChunkedBytes``: a snapshot's copy of the state costs the
@@ -11,9 +11,14 @@ public import GatehouseBase
 /// event builds an ``Event`` with its own copy of them in the packed form. Snapshots store the
 /// entries' fields and the details as held (``forEachStored(_:)``,
 /// ``forEachStoredDetailsRun(_:)``, ``Loader``).
+///
+/// Forgetting the oldest events moves nothing: the entries before `head` and the details before
+/// `detailsStart` are forgotten, and the chunks that hold only forgotten ones are freed. In a
+/// steady flow, where events age out as fast as they come, a write costs the same whether the
+/// feed is filling or full.
 public struct EventLog: Sendable {
-    public static let keptCountMin = 100_000
     public static let keptAgeMs: Int64 = 7 * 86_400_000
+    public static let keptCountMax = 10_000_000
 
     /// One kept event without its details, which end at `detailsEnd` in `detailBytes` and start
     /// where the previous event's end (the first event's: at `detailsStart`). Fields ordered
@@ -22,15 +27,17 @@ public struct EventLog: Sendable {
         let customerUserID: String?
         let cursor: UInt64
         let atMs: Int64
-        var detailsEnd: Int
+        let detailsEnd: Int
         let profileID: ProfileID?
         let type: EventType
         let index: UInt32
     }
 
+    /// `entries[..<head]` are forgotten.
     private var entries = ChunkedArray<Entry>()
-    /// The interned details of the kept events in feed order, after those of pruned events
-    /// (`0..<detailsStart`), which go once they are half the array.
+    private var head = 0
+    /// The interned details of the kept events in feed order, at logical offsets from the
+    /// feed's first event ever kept; those before `detailsStart` are forgotten.
     private var detailBytes = ChunkedBytes()
     private var detailsStart = 0
 
@@ -47,19 +54,20 @@ public struct EventLog: Sendable {
 
     /// Events after `cursor` (exclusive), oldest first, at most `limit`.
     public func events(after cursor: UInt64, limit: Int) -> [Event] {
-        var low = 0
+        var low = head
         var high = entries.count
         while low < high {
             let middle = (low + high) / 2
             if entries[middle].cursor <= cursor { low = middle + 1 } else { high = middle }
         }
-        return Array(self[low..<Swift.min(entries.count, low + limit)])
+        let first = low - head
+        return Array(self[first..<Swift.min(count, first + limit)])
     }
 
     /// Adds the newest event: ids only grow (a batch's events follow its number, each batch's
     /// after the last). Rules append through `ProjectState.apply`; loading a snapshot, in order.
     public mutating func append(_ event: Event) {
-        if let last = entries.last {
+        if let last = newestEntry {
             precondition((last.cursor, last.index) < (event.cursor, event.index), "event \(event.id) after \(last.cursor)_\(last.index)")
         }
         detailBytes.appendRun { EventDetailNames.intern(event.packedDetails, into: &$0) }
@@ -74,7 +82,7 @@ public struct EventLog: Sendable {
     mutating func append(cursor: UInt64, index: UInt32, type: EventType, profileID: ProfileID?, customerUserID: String?,
                          atMs: Int64, details: (inout HeldDetailsWriter) -> Void)
     {
-        if let last = entries.last {
+        if let last = newestEntry {
             precondition((last.cursor, last.index) < (cursor, index), "event \(cursor)_\(index) after \(last.cursor)_\(last.index)")
         }
         detailBytes.appendRun { bytes in
@@ -91,31 +99,29 @@ public struct EventLog: Sendable {
         entries.reserveCapacity(count)
     }
 
-    /// Drops what is both beyond the newest 100,000 and older than 7 days. Pruning waits until
-    /// a tenth more has piled up, so a busy feed pays for one move of the entries per 10,000
-    /// events, not per event.
-    mutating func prune(nowMs: Int64) {
-        let excess = entries.count - Self.keptCountMin
-        guard excess >= Self.keptCountMin / 10 else { return }
-        var drop = 0
-        while drop < excess, nowMs - entries[drop].atMs > Self.keptAgeMs { drop += 1 }
-        guard drop > 0 else { return }
-        detailsStart = entries[drop - 1].detailsEnd
-        entries.removeFirst(drop)
-        if detailsStart * 2 >= detailBytes.count { compactDetails() }
+    private var newestEntry: Entry? { entries.count > head ? entries[entries.count - 1] : nil }
+
+    /// Forgets the events older than `keptAgeMs` before `nowMs` and those beyond the newest
+    /// `keptCountMax`, oldest first. Costs the events it forgets and nothing when there are none:
+    /// it runs after every batch.
+    mutating func prune(nowMs: Int64, keptAgeMs: Int64, keptCountMax: Int) {
+        let end = entries.count
+        var first = Swift.max(head, end - keptCountMax)
+        while first < end, nowMs - entries[first].atMs > keptAgeMs { first += 1 }
+        guard first > head else { return }
+        detailsStart = entries[first - 1].detailsEnd
+        head = first
+        entries.freeChunks(before: head)
+        head -= entries.dropFreedChunks()
+        detailBytes.freeChunks(before: detailsStart)
     }
 
-    /// Frees the details of pruned events: the kept ones move into an array of their own size.
-    /// Done only once the pruned bytes are at least half, so each byte kept is copied for at least
-    /// as many freed.
-    private mutating func compactDetails() {
-        detailBytes = detailBytes.dropping(before: detailsStart)
-        for position in entries.indices { entries[position].detailsEnd -= detailsStart }
-        detailsStart = 0
-    }
+    /// The bytes of the packed details the log holds in chunks, kept or not yet freed (for tests
+    /// of pruning).
+    var detailBytesHeld: Int { detailBytes.heldCount }
 
-    /// The bytes of the packed details that kept and pruned events hold (for tests of pruning).
-    var detailBytesHeld: Int { detailBytes.count }
+    /// Where the chunks of entries lie (tests: what a write moved).
+    var entryChunkAddresses: [UnsafeRawPointer?] { entries.chunkAddresses }
 }
 
 /// The log in its stored form (state version 3 snapshot bodies): each event's fields, and the
@@ -167,7 +173,8 @@ extension EventLog {
     /// Calls `body` with every kept event, oldest first, without building an ``Event``.
     public func forEachStored(_ body: (StoredEvent) -> Void) {
         var start = detailsStart
-        for entry in entries {
+        for position in head..<entries.count {
+            let entry = entries[position]
             body(StoredEvent(cursor: entry.cursor, index: entry.index, type: entry.type, profileID: entry.profileID,
                              customerUserID: entry.customerUserID, atMs: entry.atMs, detailsCount: entry.detailsEnd - start))
             start = entry.detailsEnd
@@ -229,11 +236,12 @@ extension EventLog {
 
 extension EventLog: RandomAccessCollection {
     public var startIndex: Int { 0 }
-    public var endIndex: Int { entries.count }
+    public var endIndex: Int { entries.count - head }
 
     public subscript(position: Int) -> Event {
-        let entry = entries[position]
-        let start = position == 0 ? detailsStart : entries[position - 1].detailsEnd
+        precondition(position >= 0 && position < endIndex, "event \(position) out of range")
+        let entry = entries[head + position]
+        let start = position == 0 ? detailsStart : entries[head + position - 1].detailsEnd
         return Event(cursor: entry.cursor, index: entry.index, type: entry.type, profileID: entry.profileID,
                      customerUserID: entry.customerUserID, atMs: entry.atMs,
                      packedDetails: EventDetailNames.expand(detailBytes.slice(start..<entry.detailsEnd)))

@@ -175,7 +175,7 @@ public struct ProjectState: Sendable, Equatable {
                 mark(id, [.entitlements], counters: &counters)
             }
         }
-        events.prune(nowMs: atMs)
+        events.prune(nowMs: atMs, keptAgeMs: EventLog.keptAgeMs, keptCountMax: EventLog.keptCountMax)
         purchases.dropStaleDeadlines()
         return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged)
