@@ -14,6 +14,7 @@ enum BenchMode {
     case memory(profiles: Int, notifications: Int, merges: Int, grants: Int)
     case watch(WatchOptions)
     case restart(RestartBench.Options)
+    case retention(RetentionBench.Options)
     case smoke
 }
 
@@ -48,6 +49,14 @@ enum BenchArguments {
         }
         if arguments.first == "restart" {
             return try parseRestart(Array(arguments.dropFirst()))
+        }
+        if arguments.first == "retention" {
+            let parsed = try parse(Array(arguments.dropFirst()), with: retentionParser)
+            if parsed.helpRequested { return .help(retentionParser.helpText()) }
+            var options = RetentionBench.Options()
+            options.writesPerWindow = try integer(parsed, "writes", default: options.writesPerWindow, in: 1_000...100_000_000)
+            options.profiles = try integer(parsed, "profiles", default: options.profiles, in: 1...1_000_000)
+            return .retention(options)
         }
         if arguments.first == "watch" {
             let parsed = try parse(Array(arguments.dropFirst()), with: watchParser)

@@ -48,6 +48,23 @@ extension BenchArguments {
         ]
     )
 
+    static let retentionParser = ArgumentParser(
+        command: "gatehouse-bench retention",
+        summary: """
+            Writes per second while a project's time-bounded tables fill, and once they are full
+            and forget as much as they take: a steady flow of currency.transact credits through
+            the project's actor (fsync none, no snapshots) on a clock moved a step before each,
+            so the first W writes span the feed's 7 days (the idempotency keys' 24 hours and each
+            profile's 1,000 history entries fill on the way), and the next W run on full tables.
+            Prints both rates and resident memory after each; fails if a balance or what a table
+            holds at the end is wrong. Build with -c release.
+            """,
+        options: [
+            .value("writes", placeholder: "W", help: "writes in one feed window (default 604800: one a second)"),
+            .value("profiles", placeholder: "N", help: "profiles credited in turn (default 100)"),
+        ]
+    )
+
     static let restartParser = ArgumentParser(
         command: "gatehouse-bench restart",
         summary: """
@@ -204,6 +221,8 @@ extension BenchArguments {
                                                        watching (see watch --help)
               gatehouse-bench restart [options]        snapshot and restart of a big tenant
                                                        (see restart --help)
+              gatehouse-bench retention [options]      writes/s while the feed, keys and
+                                                       histories fill, then full and aging
               gatehouse-bench --smoke                  what CI runs: micro briefly, then
                                                        ping, config.get, config.put and
                                                        project.create in-process, 4

@@ -59,8 +59,8 @@ enum MemoryBench {
         let growth = after - before
         guard let afterCapture = writesAfterCapture(of: &state, { state, turn in renew([count / 2, count / 3][turn], in: &state, nowMs: nowMs) })
         else { return 1 }
-        print("memory: \(count) identified profiles with a subscription each: resident +\(mib(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
-            + "created in \(created.wholeMilliseconds) ms; snapshot body \(mib(body.count)) MiB, "
+        print("memory: \(count) identified profiles with a subscription each: resident +\(mebibytes(growth)) MiB (\(growth / max(count, 1)) bytes a profile); "
+            + "created in \(created.wholeMilliseconds) ms; snapshot body \(mebibytes(body.count)) MiB, "
             + "encoded in \(encoded.wholeMilliseconds) ms, decoded in \(decoded.wholeMilliseconds) ms; "
             + "after a snapshot's capture, the first renewal took \(afterCapture.first.wholeMicroseconds) µs, the next \(afterCapture.next.wholeMicroseconds) µs")
         if notificationCount > 0 {
@@ -122,7 +122,7 @@ enum MemoryBench {
     /// to add it, and the first two writes of its kind after a snapshot's capture.
     private static func printExtra(_ what: String, count: Int, each: String, growth: Int, took: Duration,
                                    after times: (first: Duration, next: Duration), write: String) {
-        print("memory: \(what): resident +\(mib(growth)) MiB (\(growth / count) bytes a \(each)), in \(took.wholeMilliseconds) ms; "
+        print("memory: \(what): resident +\(mebibytes(growth)) MiB (\(growth / count) bytes a \(each)), in \(took.wholeMilliseconds) ms; "
             + "after a snapshot's capture, the first \(write) took \(times.first.wholeMicroseconds) µs, the next \(times.next.wholeMicroseconds) µs")
     }
 
@@ -175,10 +175,6 @@ enum MemoryBench {
         let grant = PromotionalGrant(entitlementID: "extra", grantedMs: nowMs, expiresMs: nowMs + 30 * 86_400_000)
         state.apply(ProjectState.ChangeBatch([.grantStored(profile, grant)], atMs: nowMs))
         return state.purchases.grant(of: profile, entitlement: "extra") == grant
-    }
-
-    private static func mib(_ bytes: Int) -> String {
-        String(format: "%.1f", Double(bytes) / 1_048_576)
     }
 
     /// Resident set size, from /proc/self/statm (its second field, in pages).

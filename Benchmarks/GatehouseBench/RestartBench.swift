@@ -202,8 +202,8 @@ enum RestartBench {
         }
         print("""
             snapshot: checkpoint() of the tenant in \(seconds(took)) s (DESIGN.md goal for 1M profiles: under 3 s): \
-            \(split ?? "no snapshot.written line to split it by"); body \(mib(readBack.bodyBytes)) MiB, file \
-            \(mib(readBack.fileBytes)) MiB; read back alone: \(seconds(readBack.read)) s to read, check and inflate, \
+            \(split ?? "no snapshot.written line to split it by"); body \(mebibytes(readBack.bodyBytes)) MiB, file \
+            \(mebibytes(readBack.fileBytes)) MiB; read back alone: \(seconds(readBack.read)) s to read, check and inflate, \
             \(seconds(readBack.decode)) s to decode
             """)
         flush()
@@ -295,7 +295,7 @@ enum RestartBench {
         let replayRate = phases.replay.map { ", \(whole(Double(report.recordsReplayed) / $0.inSeconds)) records/s" } ?? ""
         let split: [(String, Duration?)] = [
             ("snapshot load (manifest, read, check, inflate, decode)", phases.snapshotLoad),
-            ("replay (read \(mib(phases.segmentBytes)) MiB of segments in \(seconds(phases.segmentReads)) s; check, "
+            ("replay (read \(mebibytes(phases.segmentBytes)) MiB of segments in \(seconds(phases.segmentReads)) s; check, "
                 + "inflate, decode and apply every record\(replayRate))", phases.replay),
             ("log tail (seal the last segment, prepare a new one)", phases.logTail),
             ("project actors and the start-up expiry pass", phases.projects),
@@ -311,8 +311,8 @@ enum RestartBench {
             load, and applying every replayed record), \(seconds(opening.processCPU)) s in the whole process
             """)
         print("""
-            memory: resident \(mib(residentAfter)) MiB after the restart (\(mib(residentBefore)) MiB before Engine.open, \
-            +\(mib(residentAfter - residentBefore)) MiB); \(mib(residentTrimmed)) MiB once malloc_trim has handed back \
+            memory: resident \(mebibytes(residentAfter)) MiB after the restart (\(mebibytes(residentBefore)) MiB before Engine.open, \
+            +\(mebibytes(residentAfter - residentBefore)) MiB); \(mebibytes(residentTrimmed)) MiB once malloc_trim has handed back \
             what the allocator kept of freed memory
             """)
         flush()
@@ -444,13 +444,9 @@ enum RestartBench {
         var summary: String {
             let perFrame = frames > 0 ? decimal(Double(records) / Double(frames)) : "-"
             let perRecord = records > 0 ? "\(rawBytes / records)" : "-"
-            return "\(frames) frames (\(perFrame) records/frame); log \(mib(rawBytes)) MiB before deflate "
-                + "(\(perRecord) bytes a record), \(mib(bytes)) MiB written"
+            return "\(frames) frames (\(perFrame) records/frame); log \(mebibytes(rawBytes)) MiB before deflate "
+                + "(\(perRecord) bytes a record), \(mebibytes(bytes)) MiB written"
         }
-    }
-
-    private static func mib(_ bytes: Int) -> String {
-        decimal(Double(bytes) / 1_048_576)
     }
 
     /// Seconds with three decimals.

@@ -39,6 +39,8 @@ enum SmokeRun {
         if MemoryBench.run(profiles: 2_000, notifications: 2_000, merges: 2_000, grants: 1_000) != BenchExitCode.success { status = BenchExitCode.failure }
         print("smoke: restart, 2,000 profiles and 10,000 records")
         if await RestartBench.measure(.smoke) != BenchExitCode.success { status = BenchExitCode.failure }
+        print("smoke: retention, small windows filled and aged")
+        if await RetentionBench.run(.smoke) != BenchExitCode.success { status = BenchExitCode.failure }
         let watch = WatchOptions.smoke
         print("smoke: watch, \(watch.connections) connections, \(watch.changes) changes")
         if await WatchBench.run(watch) != BenchExitCode.success { status = BenchExitCode.failure }

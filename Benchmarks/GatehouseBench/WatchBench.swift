@@ -325,9 +325,9 @@ struct WatchReport: Sendable {
         ]
         if let base = residentWithProfiles, let watching = residentWatching {
             let growth = watching - base
-            lines.append("  server resident memory: \(Self.mib(base)) MiB with the \(n) profiles, \(Self.mib(watching)) MiB with "
-                + "\(n) connections watching (+\(Self.mib(growth)) MiB, \(growth / max(n, 1)) bytes a connection), "
-                + "\(Self.mib(residentAfter ?? 0)) MiB after the changes")
+            lines.append("  server resident memory: \(mebibytes(base)) MiB with the \(n) profiles, \(mebibytes(watching)) MiB with "
+                + "\(n) connections watching (+\(mebibytes(growth)) MiB, \(growth / max(n, 1)) bytes a connection), "
+                + "\(mebibytes(residentAfter ?? 0)) MiB after the changes")
         } else {
             lines.append("  server resident memory: n/a (--connect: the server is another process)")
         }
@@ -342,9 +342,5 @@ struct WatchReport: Sendable {
 
     private static func micro(_ nanoseconds: UInt64) -> String {
         decimal(Double(nanoseconds) / 1000)
-    }
-
-    private static func mib(_ bytes: Int) -> String {
-        decimal(Double(bytes) / 1_048_576)
     }
 }

@@ -1,5 +1,5 @@
 public import GatehouseBase
-import GatehouseCore
+public import GatehouseCore
 public import GatehouseStorage
 
 /// Settings of the runtime's storage side.
@@ -10,6 +10,8 @@ public struct EngineOptions: Sendable {
     /// Log bytes on disk past which the project holding the oldest segment is snapshotted, so
     /// one cold project cannot keep the whole log alive.
     public var walBytesCap = 1 << 30
+    /// What every project keeps of its feed, histories and idempotency keys.
+    public var retention = Retention.standard
 
     public init(wal: WALOptions) {
         self.wal = wal
@@ -55,7 +57,8 @@ public final class Engine: Sendable {
         var options = options
         // The log must belong to the same database as the manifest: a swapped `wal/` is refused.
         options.wal.databaseID = manifest?.databaseID
-        var recovery = try RecoveryState(manifest: manifest, paths: paths, fileSystem: fileSystem, logger: logger)
+        var recovery = try RecoveryState(manifest: manifest, paths: paths, fileSystem: fileSystem, retention: options.retention,
+                                         logger: logger)
         let (log, report) = try WriteAheadLog.open(
             directory: paths.wal, fileSystem: fileSystem, options: options.wal,
             replayFrom: manifest?.replayFromLSN ?? 1, logger: logger, onFatal: onFatal,
@@ -68,10 +71,10 @@ public final class Engine: Sendable {
             }
         }
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
-        let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random)
+        let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random, retention: options.retention)
         let projects = try recovery.projects(context: context)
-        let registry = Registry(adminKey: adminKey, clock: clock, random: random, logger: logger, log: log,
-                                trigger: trigger, projects: projects, nextIncarnation: recovery.nextIncarnation)
+        let registry = Registry(adminKey: adminKey, context: context, logger: logger, projects: projects,
+                                nextIncarnation: recovery.nextIncarnation)
         let io = BlockingIO(label: "gatehouse.snapshot-io")
         let checkpointer = Checkpointer(paths: paths, fileSystem: fileSystem, log: log, registry: registry, io: io,
                                         logger: logger, retained: recovery.retained, walBytesCap: options.walBytesCap)
@@ -110,8 +113,9 @@ struct RecoveryState {
         /// sets when the project is next snapshotted (``SnapshotTrigger``).
         let snapshotBodyBytes: Int
 
-        init(state: ProjectState, baseLSN: LSN, lastLSN: LSN, snapshotBodyBytes: Int = 0) {
+        init(state: ProjectState, baseLSN: LSN, lastLSN: LSN, snapshotBodyBytes: Int = 0, retention: Retention) {
             self.state = state
+            self.state.retention = retention
             self.baseLSN = baseLSN
             self.lastLSN = lastLSN
             self.snapshotBodyBytes = snapshotBodyBytes
@@ -140,11 +144,14 @@ struct RecoveryState {
     private var restoreFiles: Set<String> = []
     private let paths: DataPaths
     private let fileSystem: any FileSystem
+    /// What the replayed projects keep (their states are replayed under it).
+    private let retention: Retention
     private let logger: Logger
 
-    init(manifest: Manifest?, paths: DataPaths, fileSystem: any FileSystem, logger: Logger) throws {
+    init(manifest: Manifest?, paths: DataPaths, fileSystem: any FileSystem, retention: Retention, logger: Logger) throws {
         self.paths = paths
         self.fileSystem = fileSystem
+        self.retention = retention
         self.logger = logger
         guard let manifest else { return }
         if !manifest.runtimeMetadata.isEmpty {
@@ -170,7 +177,8 @@ struct RecoveryState {
                 guard staged || header.lsn == entry.lsn else {
                     throw RecoveryError("\(entry.file) covers \(header.lsn), the manifest says \(entry.lsn)")
                 }
-                loaded[incarnation] = Loaded(state: state, baseLSN: entry.lsn, lastLSN: entry.lsn, snapshotBodyBytes: body.count)
+                loaded[incarnation] = Loaded(state: state, baseLSN: entry.lsn, lastLSN: entry.lsn, snapshotBodyBytes: body.count,
+                                             retention: retention)
                 retained[incarnation] = entries[index...].map { Checkpointer.RetainedSnapshot(file: $0.file, lsn: $0.lsn) }
                 if !problems.isEmpty {
                     logger.warning("recovery.snapshot_fallback", metadata: ["file": "\(entry.file)", "skipped": "\(problems.joined(separator: "; "))"])
@@ -239,7 +247,7 @@ struct RecoveryState {
         switch decoded {
         case .projectCreated(let incarnation, let state):
             guard loaded[incarnation] == nil else { return }
-            loaded[incarnation] = Loaded(state: state, baseLSN: lsn, lastLSN: lsn)
+            loaded[incarnation] = Loaded(state: state, baseLSN: lsn, lastLSN: lsn, retention: retention)
         case .projectDeleted(let incarnation):
             loaded[incarnation] = nil
             retained[incarnation] = nil
@@ -251,7 +259,8 @@ struct RecoveryState {
             restoreFiles.insert(file)
             guard loaded[incarnation] == nil else { return }
             let (_, body) = try SnapshotFile.read(path: paths.snapshots + "/" + file, fileSystem: fileSystem)
-            loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn, snapshotBodyBytes: body.count)
+            loaded[incarnation] = Loaded(state: try StateCoding.decode(body), baseLSN: lsn, lastLSN: lsn, snapshotBodyBytes: body.count,
+                                         retention: retention)
             retained[incarnation] = [Checkpointer.RetainedSnapshot(file: file, lsn: lsn)]
         case .projectChanged(let incarnation, let batch):
             // ``decode(lsn:record:)`` carries these inline (`.changed`); one boxed is the same change.

@@ -9,6 +9,7 @@ struct ProjectContext: Sendable {
     let trigger: SnapshotTrigger
     let clock: any ServerClock
     let random: any RandomSource
+    let retention: Retention
 }
 
 /// A value whose answer may go out once the log is durable up to `lsn`.
@@ -63,6 +64,8 @@ public actor Project {
         self.id = state.id
         self.incarnation = incarnation
         self.state = state
+        // Created, loaded or restored: the project keeps what the server's limits say.
+        self.state.retention = context.retention
         self.lastLSN = lastLSN
         self.originLSN = originLSN
         self.context = context
@@ -116,6 +119,22 @@ public actor Project {
         Committed(ProjectSummary(id: state.id, name: state.name, createdMs: state.createdMs, profiles: state.profiles.count,
                                  cursor: state.sequence),
                   lsn: lastLSN)
+    }
+
+    /// How much the project holds of the tables its ``Retention`` bounds.
+    public struct HeldCounts: Sendable, Equatable, CustomStringConvertible {
+        public var events: Int
+        public var keys: Int
+        public var entries: Int
+
+        public var description: String { "\(events) events, \(keys) idempotency keys, \(entries) history entries" }
+    }
+
+    public func heldCounts() -> HeldCounts {
+        peek { state in
+            HeldCounts(events: state.events.count, keys: state.currencies.idempotencyCount,
+                       entries: state.currencies.historyEntryCount)
+        }
     }
 
     public func config() -> Committed<ProjectConfig> {

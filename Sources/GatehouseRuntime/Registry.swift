@@ -45,13 +45,14 @@ public enum Role: String, Sendable, CaseIterable {
 /// logged and applied under one lock, so two `project.create` of the same id cannot both
 /// succeed and the log holds them in the order they took effect.
 public final class Registry: Sendable {
-    public let clock: any ServerClock
-    public let log: WriteAheadLog
-    let random: any RandomSource
+    /// What every project is given: the log, the snapshot trigger, the clock, randomness and retention.
+    let projectContext: ProjectContext
     let logger: Logger
-    let trigger: SnapshotTrigger
     private let adminKey: SecretDigest
-    var projectContext: ProjectContext { ProjectContext(log: log, trigger: trigger, clock: clock, random: random) }
+    public var clock: any ServerClock { projectContext.clock }
+    public var log: WriteAheadLog { projectContext.log }
+    var random: any RandomSource { projectContext.random }
+    var trigger: SnapshotTrigger { projectContext.trigger }
     private let directory: Mutex<Directory>
 
     struct Directory {
@@ -59,15 +60,10 @@ public final class Registry: Sendable {
         var nextIncarnation: Incarnation = 1
     }
 
-    init(adminKey: String, clock: any ServerClock, random: any RandomSource, logger: Logger, log: WriteAheadLog,
-         trigger: SnapshotTrigger, projects: [Project], nextIncarnation: Incarnation)
-    {
+    init(adminKey: String, context: ProjectContext, logger: Logger, projects: [Project], nextIncarnation: Incarnation) {
         self.adminKey = SecretDigest(secret: adminKey)
-        self.clock = clock
-        self.random = random
+        self.projectContext = context
         self.logger = logger
-        self.log = log
-        self.trigger = trigger
         var directory = Directory(nextIncarnation: nextIncarnation)
         for project in projects { directory.projects[project.id] = project }
         self.directory = Mutex(directory)

@@ -1,4 +1,5 @@
 public import GatehouseBase
+public import GatehouseCore
 public import GatehousePosix
 public import GatehouseStorage
 
@@ -40,6 +41,10 @@ public struct ServerConfiguration: Sendable {
     public var diskReserveBytes: Int?
     /// Payload bytes a project may log before it is snapshotted on its own.
     public var snapshotAfterLoggedBytes = 64 << 20
+    /// What every project keeps of what grows with its write rate: the event feed, each
+    /// currency's history, idempotency keys (`--feed-max-events`, `--history-per-currency`,
+    /// `--idempotency-hours`).
+    public var retention = Retention.standard
     /// The file system under the data directory (tests put a faulty one here).
     public var fileSystem: any FileSystem = NativeFileSystem()
     /// On a failed log write or fsync, stop the process at once with exit code 4 (fail-stop).

@@ -81,8 +81,10 @@ enum CurrencyCatalogue {
 extension PurchaseWorld {
     /// A world whose config is ``CurrencyCatalogue``'s (its batch is the first one kept, so a
     /// replay of `batches` on `start` rebuilds `state`).
-    static func withCurrencies(restore: RestoreMode = .transfer, login: LoginMode = .alias, seed: UInt64 = 11) -> PurchaseWorld {
-        var world = PurchaseWorld(restore: restore, login: login, seed: seed)
+    static func withCurrencies(restore: RestoreMode = .transfer, login: LoginMode = .alias, seed: UInt64 = 11,
+                               retention: Retention = .standard) -> PurchaseWorld
+    {
+        var world = PurchaseWorld(restore: restore, login: login, seed: seed, retention: retention)
         world.apply(ProjectState.ChangeBatch([.configReplaced(CurrencyCatalogue.config(restore: restore, login: login))], atMs: 0))
         return world
     }

@@ -6,7 +6,7 @@ import Testing
 // the dictionaries it replaced did: same records, same equality of keys, same forget order.
 
 private let day: Int64 = 86_400_000
-private let kept = CurrencyLedger.idempotencyKeptMs
+private let kept = Retention.standard.idempotencyMs
 
 private func answer(_ profile: ProfileID, _ amount: Int64, atMs: Int64, reason: String? = nil, sequence: Int = 1)
     -> IdempotencyRecord
@@ -104,11 +104,11 @@ private let bob = ProfileID(high: 4, low: 5, tag: 3)
         #expect(table.sortedByKey.map(\.key) == keys.sorted())
     }
 
-    @Test func keysAreForgottenOldestFirstAfterThirtyDays() {
+    @Test func keysAreForgottenOldestFirstOnceTheirWindowIsOver() {
         var table = IdempotencyTable()
         for n in 0..<3_000 { table.remember("old-\(n)", answer(alice, 1, atMs: Int64(n)), keptMs: kept) }
         table.remember("new-0", answer(alice, 1, atMs: kept + 1_500), keptMs: kept)
-        // Keys at 0 … 1,499 are more than 30 days older; 1,500 is exactly 30 days older and stays.
+        // Keys at 0 … 1,499 are more than a window older; 1,500 is exactly a window older and stays.
         #expect(table.count == 1_501)
         #expect(table.record(forKey: "old-1499") == nil)
         #expect(table.record(forKey: "old-1500") == answer(alice, 1, atMs: 1_500))
@@ -119,18 +119,21 @@ private let bob = ProfileID(high: 4, low: 5, tag: 3)
         #expect(table.record(forKey: "new-0") != nil && table.record(forKey: "old-2799") == nil)
     }
 
-    /// The old ledger's map and forget order, step by step, as the model.
+    /// A map and its forget order, step by step, as the model: what is older than the window
+    /// before a key goes first (a replaced key keeps its place in the order with its new time).
     private struct Model {
         var records: [String: IdempotencyRecord] = [:]
-        var order: [(key: String, atMs: Int64)] = []
+        var order: [String] = []
         var head = 0
 
         mutating func remember(_ key: String, _ record: IdempotencyRecord) {
-            guard records.updateValue(record, forKey: key) == nil else { return }
-            order.append((key, record.atMs))
-            while head < order.count, record.atMs - order[head].atMs > kept {
-                guard let stored = records[order[head].key], record.atMs - stored.atMs > kept else { break }
-                records[order[head].key] = nil
+            forget(at: record.atMs)
+            if records.updateValue(record, forKey: key) == nil { order.append(key) }
+        }
+
+        mutating func forget(at nowMs: Int64) {
+            while head < order.count, let stored = records[order[head]], nowMs - stored.atMs > kept {
+                records[order[head]] = nil
                 head += 1
             }
         }
@@ -169,6 +172,17 @@ private let bob = ProfileID(high: 4, low: 5, tag: 3)
         var table = IdempotencyTable()
         let restored = table.restore([("k", answer(alice, 1, atMs: 0)), ("k", answer(bob, 1, atMs: 1))])
         #expect(!restored)
+    }
+}
+
+extension CurrencyHistories {
+    /// ``append(_:_:amount:maximum:transaction:source:ref:atMs:kept:)`` keeping as many as the
+    /// server does by default.
+    mutating func append(_ profile: ProfileID, _ currency: String, amount: Int64, maximum: Int64, transaction: TransactionName,
+                         source: CurrencySource, ref: String, atMs: Int64) -> (amount: Int64, balance: Int64)?
+    {
+        append(profile, currency, amount: amount, maximum: maximum, transaction: transaction, source: source, ref: ref,
+               atMs: atMs, kept: Retention.standard.historyEntriesPerCurrency)
     }
 }
 

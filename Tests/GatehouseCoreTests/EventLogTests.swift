@@ -7,7 +7,7 @@ import Testing
 @Suite struct EventRetention {
     static let profile = ProfileID(high: 1, low: 1, tag: 1)
     static let day: Int64 = 86_400_000
-    static let week = EventLog.keptAgeMs
+    static let week = Retention.standard.feedAgeMs
 
     static func log(count: Int, atMs: (Int) -> Int64) -> EventLog {
         var log = EventLog()
@@ -75,7 +75,7 @@ import Testing
 /// what was appended, before and after pruning frees the details of the events it drops.
 @Suite struct EventLogStorage {
     static let day: Int64 = 86_400_000
-    static let week = EventLog.keptAgeMs
+    static let week = Retention.standard.feedAgeMs
 
     static func event(_ cursor: Int, index: UInt32 = 0, atMs: Int64 = 0) -> Event {
         Event(cursor: UInt64(cursor), index: index, type: .renewal, profileID: cursor.isMultiple(of: 3) ? nil : EventRetention.profile,

@@ -127,17 +127,25 @@ private typealias C = PurchaseCatalogue
         #expect(world.entitlement("pro", of: alice)?.isActive == false)
     }
 
-    @Test func idempotencyKeysAreForgottenAfterThirtyDaysAsNewOnesArrive() throws {
+    @Test func idempotencyKeysLiveTwentyFourHours() throws {
+        let window = Retention.standard.idempotencyMs
+        #expect(window == 24 * 3_600_000)
         var world = PurchaseWorld.withCurrencies()
         let alice = try world.create("alice")
         let first = try world.transact(alice, 10, key: "k1")
-        world.nowMs += 30 * Self.day
-        #expect(try world.transact(alice, 10, key: "k1").replayed, "within 30 days a key answers its first result")
+        world.nowMs += window
+        #expect(try world.transact(alice, 10, key: "k1").replayed, "within 24 hours a key answers its first result")
         world.nowMs += 1
-        try world.transact(alice, 5, key: "k2")
-        #expect(world.state.currencies.idempotency["k1"] == nil)
+        // Past its window the key is new again, even before anything has made the ledger forget it.
         let again = try world.transact(alice, 10, key: "k1")
         #expect(!again.replayed && again.transactionID != first.transactionID)
+        #expect(world.state.currencies.idempotencyCount == 1, "its first use is forgotten as it is remembered again")
+        #expect(world.state.currencies.idempotency["k1"]?.transactionID == again.transactionID)
+        // Any later change lets a key out of its window go, not only a new key.
+        world.nowMs += window + 1
+        _ = try world.create("bob")
+        #expect(world.state.currencies.idempotencyCount == 0)
+        try world.transact(alice, 5, key: "k2")
         #expect(world.balance(alice) == 25)
         // A ledger rebuilt from its parts forgets the same keys next.
         let ledger = world.state.currencies

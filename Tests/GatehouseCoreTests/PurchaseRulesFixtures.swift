@@ -73,8 +73,11 @@ struct PurchaseWorld {
     var nowMs: Int64 = 1_000
     private(set) var batches: [ProjectState.ChangeBatch] = []
 
-    init(restore: RestoreMode = .transfer, login: LoginMode = .alias, gracePeriodMs: Int64 = 0, seed: UInt64 = 11) {
+    init(restore: RestoreMode = .transfer, login: LoginMode = .alias, gracePeriodMs: Int64 = 0, seed: UInt64 = 11,
+         retention: Retention = .standard)
+    {
         var state = IdentityWorld.emptyState
+        state.retention = retention
         state.apply(ProjectState.ChangeBatch(
             [.configReplaced(PurchaseCatalogue.config(restore: restore, login: login, gracePeriodMs: gracePeriodMs))], atMs: 0))
         self.state = state

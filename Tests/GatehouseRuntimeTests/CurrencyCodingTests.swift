@@ -230,8 +230,8 @@ enum CurrencyFixtures {
         #expect(ledger.termGrants[B.term("s4")]?.lines.first?.takenBack == 100, "a revoke")
         let reasons = ledger.idempotency.values.map(\.reason)
         #expect(reasons.contains(nil) && reasons.contains { $0 != nil })
-        // k1 and k2 are more than 30 days older than the last key: forgotten as later ones came.
-        #expect(ledger.idempotency.keys.sorted() == ["k3", "k4", "k5", "k6", "k7"])
+        // k1 to k3 are more than a month older than the last batch: forgotten as later ones came.
+        #expect(ledger.idempotency.keys.sorted() == ["k4", "k5", "k6", "k7"])
         #expect(ledger.termGrants[B.term("s1-3")]?.lines.map(\.currency) == ["COINS", "GEMS"], "a resubscribe grants both")
         func balances(coins: Int64, gems: Int64) -> [CurrencyBalance] {
             [CurrencyBalance(code: "COINS", balance: coins), CurrencyBalance(code: "GEMS", balance: gems)]
@@ -283,6 +283,8 @@ enum CurrencyFixtures {
         let (state, _) = try B.build()
         var original = state
         var copy = try StateCoding.decode(StateCoding.encode(state))
+        // The server gives a loaded state its limits (they are not stored).
+        copy.retention = state.retention
         let dave = ProfileID(high: 50, low: 51, tag: state.profileTag)
         let batch = ProjectState.ChangeBatch([
             .profileCreated(Profile(id: dave, customerUserID: "dave", token: B.strayToken, createdMs: B.endMs,
@@ -356,10 +358,12 @@ enum CurrencyFixtures {
         let max = CurrencyLedger.balanceMax
         let damaged: [[CurrencyEntry]] = [
             [Self.entry("a", 10, 10), Self.entry("b", 5, 20)],  // 10 + 5 is not 20
-            [Self.entry("a", 10, 15)],  // the first entry starts from 0
+            [Self.entry("a", 10, 5)],  // the balance before the first entry would be -5
+            [Self.entry("a", -10, max)],  // or past the maximum
             [Self.entry("a", 10, 10), Self.entry("b", -20, -10)],  // adds up, but below 0
             [Self.entry("a", max, max), Self.entry("b", 1, max + 1)],  // adds up, but past the maximum
             [Self.entry("a", -1, -1)],
+            [Self.entry("a", 0, 7)],  // a zero amount
         ]
         for history in damaged {
             let body = Self.body([F.profile: ["COINS": [Self.entry("ok", 3, 3)], "GEMS": history]])
@@ -370,6 +374,10 @@ enum CurrencyFixtures {
         let decoded = try StateCoding.decode(Self.body([F.profile: ["GEMS": good], F.profileZero: ["GEMS": good]]))
         #expect(decoded.currencies.histories[F.profile]?["GEMS"] == good)
         #expect(decoded.currencies.balance(of: F.profile, "GEMS") == 0)
+        // A list that kept only its newest entries starts from the balance its older ones left.
+        let trimmed = [Self.entry("c", 5, 15), Self.entry("d", -15, 0)]
+        let read = try StateCoding.decode(Self.body([F.profile: ["GEMS": trimmed]]))
+        #expect(read.currencies.histories[F.profile]?["GEMS"] == trimmed)
     }
 
     /// An amount near `Int64.max` would overflow the running balance: refused, not trapped on.
@@ -484,6 +492,9 @@ enum CurrencyStateBuilder {
     /// The final state and every batch applied to reach it, in order.
     static func build() throws -> (ProjectState, [ProjectState.ChangeBatch]) {
         var state = ProjectState(id: projectID, name: "Acme", createdMs: startMs, keys: RecordCoding.keys)
+        // Keys kept a month (a server may keep them longer than the default day): the state
+        // keeps some and has forgotten others.
+        state.retention.idempotencyMs = month
         var batches: [ProjectState.ChangeBatch] = []
         func apply(_ batch: ProjectState.ChangeBatch) {
             precondition(!batch.changes.isEmpty, "every step here changes something")

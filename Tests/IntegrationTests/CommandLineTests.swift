@@ -93,7 +93,8 @@ import Testing
         let result = await (try GatehouseProcess(["serve", "--help"])).finish()
         #expect(result.status == 0)
         for option in ["--data-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
-                       "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root"] {
+                       "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root",
+                       "--feed-max-events", "--history-per-currency", "--idempotency-hours"] {
             #expect(result.output.contains(option), "\(option)")
         }
     }

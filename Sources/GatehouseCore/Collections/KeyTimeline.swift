@@ -23,6 +23,9 @@ struct KeyTimeline<Payload: Sendable>: Sendable {
     private var index = TextKeyIndex()
     /// The keys, and the text payloads keep (as offsets into it).
     private(set) var text = TextArena()
+    /// Entries moved by compactions so far (tests: forgetting costs at most one move for each
+    /// entry forgotten).
+    private(set) var entriesMoved = 0
 
     init() {}
 
@@ -118,6 +121,7 @@ struct KeyTimeline<Payload: Sendable>: Sendable {
             live.append(Entry(key: fresh.append(entry.key, from: text), atMs: entry.atMs, payload: move(entry.payload, text, &fresh)))
         }
         index.shiftPositions(down: head)
+        entriesMoved += live.count
         entries = live
         text = fresh
         head = 0

@@ -6,9 +6,13 @@
 /// of the entry array; a dictionary of dictionaries of arrays touched three hashed buckets and
 /// an array of its own per profile.
 ///
+/// A list keeps its newest entries, as many as the caller says (``Retention``): an entry also
+/// points at the one after it, so the oldest is dropped in one step when a new one comes.
+///
 /// The entries lie in a ``ChunkedArray``, so a snapshot's copy of the state costs the next
-/// append one chunk, not the whole array. The entries of removed lists stay in the arrays until
-/// they are half of them; then the live ones are copied, list by list, into fresh arrays.
+/// append one chunk, not the whole array. The entries of removed lists and dropped entries stay
+/// in the arrays until they are half of them; then the live ones are copied, list by list, into
+/// fresh arrays: each entry is copied at most once for every entry dropped.
 struct CurrencyHistories: Sendable {
     struct Key: Hashable, Sendable {
         let profile: ProfileID
@@ -25,10 +29,12 @@ struct CurrencyHistories: Sendable {
         var newest: UInt32
         /// 0 only in an empty bucket: a list has an entry.
         var count: UInt32
+        /// The oldest entry kept, in ``entries``.
+        var oldest: UInt32
         var balance: Int64
 
         static let empty = List(key: Key(profile: ProfileID(high: 0, low: 0, tag: 0), currency: 0), newest: 0, count: 0,
-                                balance: 0)
+                                oldest: 0, balance: 0)
     }
 
     struct Stored: Sendable {
@@ -38,10 +44,13 @@ struct CurrencyHistories: Sendable {
         let balance: Int64
         let atMs: Int64
         let transaction: TransactionName
+        /// The entry after this one in its list, or ``none`` (in the padding after
+        /// `transaction`: the stride stays 56 bytes).
+        var next: UInt32
         /// The ref's offset in ``text``.
         let ref: Int
         /// The entry before this one in its list, or ``none``.
-        let previous: UInt32
+        var previous: UInt32
         let source: CurrencySource
     }
 
@@ -55,10 +64,16 @@ struct CurrencyHistories: Sendable {
     private(set) var listCount = 0
     private(set) var entries = ChunkedArray<Stored>()
     private(set) var text = TextArena()
-    /// Entries of removed lists still in ``entries``.
+    /// Entries of removed lists, and entries dropped from the front of their lists, still in
+    /// ``entries``.
     private var dead = 0
+    /// Entries moved by compactions so far (tests: the work an append costs).
+    private(set) var entriesMoved = 0
 
     init() {}
+
+    /// The entries the lists hold (dropped and removed ones not counted).
+    var keptEntryCount: Int { entries.count - dead }
 
     /// Every list, in no particular order.
     var lists: [List] { table.filter { $0.count != 0 } }
@@ -111,31 +126,48 @@ struct CurrencyHistories: Sendable {
 
     /// Appends an entry moving the balance of `profile` in `currency` by `amount`, held within
     /// 0 … `maximum`, under a transaction id the rules made (its numbers, never spelled text);
-    /// answers what really moved and the balance after, or `nil` when nothing moves (no list is
-    /// made then).
+    /// the list then keeps its newest `kept` entries. Answers what really moved and the balance
+    /// after, or `nil` when nothing moves (no list is made then).
     mutating func append(
         _ profile: ProfileID, _ currency: String, amount: Int64, maximum: Int64, transaction: TransactionName,
-        source: CurrencySource, ref: String, atMs: Int64
+        source: CurrencySource, ref: String, atMs: Int64, kept: Int
     ) -> (amount: Int64, balance: Int64)? {
         precondition(transaction.index != TransactionName.spelled, "a new entry's transaction id is numbers")
+        precondition(kept >= 1, "a list keeps at least its newest entry")
         let key = Key(profile: profile, currency: codes.intern(currency))
         let bucket = bucket(of: key)
         let before = bucket.map { table[$0].balance } ?? 0
         let after = min(max(before + amount, 0), maximum)
         guard after != before else { return nil }
         precondition(entries.count < Int(Self.none), "too many currency history entries")
-        let stored = Stored(amount: after - before, balance: after, atMs: atMs, transaction: transaction, ref: text.append(ref),
-                            previous: bucket.map { table[$0].newest } ?? Self.none, source: source)
+        let stored = Stored(amount: after - before, balance: after, atMs: atMs, transaction: transaction, next: Self.none,
+                            ref: text.append(ref), previous: bucket.map { table[$0].newest } ?? Self.none, source: source)
         entries.append(stored)
         let newest = UInt32(entries.count - 1)
-        if let bucket {
-            table[bucket].newest = newest
-            table[bucket].count += 1
-            table[bucket].balance = after
-        } else {
-            insert(List(key: key, newest: newest, count: 1, balance: after))
+        guard let bucket else {
+            insert(List(key: key, newest: newest, count: 1, oldest: newest, balance: after))
+            return (after - before, after)
         }
+        entries[Int(table[bucket].newest)].next = newest
+        table[bucket].newest = newest
+        table[bucket].count += 1
+        table[bucket].balance = after
+        if table[bucket].count > kept { dropOldest(of: bucket, keeping: kept) }
         return (after - before, after)
+    }
+
+    /// Drops a list's oldest entries until it holds `kept`; the balance stays (it is the newest
+    /// entry's).
+    private mutating func dropOldest(of bucket: Int, keeping kept: Int) {
+        while table[bucket].count > kept {
+            let oldest = Int(table[bucket].oldest)
+            let next = entries[oldest].next
+            entries[Int(next)].previous = Self.none
+            table[bucket].oldest = next
+            table[bucket].count -= 1
+            dead += 1
+        }
+        compactIfMostlyDead()
     }
 
     /// Adds a whole list read back from storage, oldest first, whose balances the reader
@@ -144,14 +176,17 @@ struct CurrencyHistories: Sendable {
         let key = Key(profile: profile, currency: codes.intern(currency))
         guard bucket(of: key) == nil, let last = history.last else { return false }
         precondition(entries.count + history.count < Int(Self.none), "too many currency history entries")
+        let oldest = UInt32(entries.count)
         var previous = Self.none
         for item in history {
             let transaction = TransactionName(item.transactionID, arena: &text)
+            let position = UInt32(entries.count)
+            if previous != Self.none { entries[Int(previous)].next = position }
             entries.append(Stored(amount: item.amount, balance: item.balance, atMs: item.atMs, transaction: transaction,
-                                  ref: text.append(item.ref), previous: previous, source: item.source))
-            previous = UInt32(entries.count - 1)
+                                  next: Self.none, ref: text.append(item.ref), previous: previous, source: item.source))
+            previous = position
         }
-        insert(List(key: key, newest: previous, count: UInt32(history.count), balance: last.balance))
+        insert(List(key: key, newest: previous, count: UInt32(history.count), oldest: oldest, balance: last.balance))
         return true
     }
 
@@ -170,6 +205,10 @@ struct CurrencyHistories: Sendable {
             dead += Int(table[bucket].count)
             removeBucket(bucket)
         }
+        compactIfMostlyDead()
+    }
+
+    private mutating func compactIfMostlyDead() {
         if dead >= 4096, dead * 2 >= entries.count { compact() }
     }
 
@@ -241,18 +280,23 @@ struct CurrencyHistories: Sendable {
                 position = entries[Int(position)].previous
             }
             var previous = Self.none
+            table[slot].oldest = UInt32(fresh.count)
             for position in chain.reversed() {
                 let stored = entries[Int(position)]
                 let transaction = stored.transaction.index == TransactionName.spelled
                     ? TransactionName(sequence: UInt64(freshText.append(Int(stored.transaction.sequence), from: text)),
                                       index: TransactionName.spelled)
                     : stored.transaction
+                let moved = UInt32(fresh.count)
+                if previous != Self.none { fresh[Int(previous)].next = moved }
                 fresh.append(Stored(amount: stored.amount, balance: stored.balance, atMs: stored.atMs, transaction: transaction,
-                                    ref: freshText.append(stored.ref, from: text), previous: previous, source: stored.source))
-                previous = UInt32(fresh.count - 1)
+                                    next: Self.none, ref: freshText.append(stored.ref, from: text), previous: previous,
+                                    source: stored.source))
+                previous = moved
             }
             table[slot].newest = previous
         }
+        entriesMoved += fresh.count
         entries = fresh
         text = freshText
         dead = 0

@@ -136,12 +136,8 @@ public struct CurrencyLedger: Sendable {
 
     private(set) var lists = CurrencyHistories()
     private(set) var grants = TermGrantTable()
-    /// Keys answered in the last ``idempotencyKeptMs``, oldest first.
+    /// Keys answered in the last ``Retention/idempotencyMs``, oldest first.
     private var keys = IdempotencyTable()
-
-    /// How long a `currency.transact` key is remembered: a retry within it answers the first
-    /// result; after it, the key is new again (Stripe keeps its keys a day).
-    public static let idempotencyKeptMs: Int64 = 30 * 86_400_000
     /// The terms of each purchase whose grants wait for an owner (derived from `termGrants`).
     private var pending: [PurchaseKey: Set<String>] = [:]
 
@@ -202,6 +198,9 @@ public struct CurrencyLedger: Sendable {
     /// How many histories (profile and currency) the ledger holds.
     public var historyCount: Int { lists.listCount }
 
+    /// How many entries its histories hold in all.
+    public var historyEntryCount: Int { lists.keptEntryCount }
+
     /// The record of an idempotency key, if it is remembered.
     public func idempotencyRecord(forKey key: String) -> IdempotencyRecord? {
         keys.record(forKey: key)
@@ -212,6 +211,9 @@ public struct CurrencyLedger: Sendable {
 
     /// How many keys are remembered.
     public var idempotencyCount: Int { keys.count }
+
+    /// Keys moved so far to compact the table (tests: the work a write costs).
+    var keysMoved: Int { keys.entriesMoved }
 
     /// Every remembered key, by key (built on each call: for tests and tools).
     public var idempotency: [String: IdempotencyRecord] {
@@ -250,11 +252,12 @@ public struct CurrencyLedger: Sendable {
     /// amounts that fit; a credit made in the same batch by `apply` itself (a claim's pending
     /// grants, a merge) can leave less room than a rule saw, so the amount is held within 0…max
     /// here, and the entry records what really moved: a balance is always the sum of its history.
-    mutating func record(_ movement: CurrencyMovement, for profile: ProfileID, transaction: TransactionName, atMs: Int64)
-        -> (amount: Int64, balance: Int64)?
+    /// The list keeps its newest `kept` entries (``Retention/historyEntriesPerCurrency``).
+    mutating func record(_ movement: CurrencyMovement, for profile: ProfileID, transaction: TransactionName, atMs: Int64,
+                         kept: Int) -> (amount: Int64, balance: Int64)?
     {
         lists.append(profile, movement.currency, amount: movement.amount, maximum: Self.balanceMax, transaction: transaction,
-                     source: movement.source, ref: movement.ref, atMs: atMs)
+                     source: movement.source, ref: movement.ref, atMs: atMs, kept: kept)
     }
 
     mutating func store(_ grant: TermGrant) {
@@ -266,10 +269,17 @@ public struct CurrencyLedger: Sendable {
         }
     }
 
-    /// Remembers a key's answer; keys older than the window are forgotten, oldest first, as new
-    /// ones arrive. `transaction`: the numbers of `record.transactionID`, when the caller has them.
-    mutating func remember(key: String, _ record: IdempotencyRecord, transaction: TransactionName? = nil) {
-        keys.remember(key, record, transaction: transaction, keptMs: Self.idempotencyKeptMs)
+    /// Remembers a key's answer, after forgetting the keys more than `keptMs` older than it
+    /// (which may include this key's own earlier use: a key is new again once its window is
+    /// over). `transaction`: the numbers of `record.transactionID`, when the caller has them.
+    mutating func remember(key: String, _ record: IdempotencyRecord, transaction: TransactionName? = nil, keptMs: Int64) {
+        keys.remember(key, record, transaction: transaction, keptMs: keptMs)
+    }
+
+    /// Forgets the keys more than `keptMs` older than `nowMs` (after every batch: a quiet
+    /// ledger lets its keys go too).
+    mutating func forgetKeys(olderThan keptMs: Int64, at nowMs: Int64) {
+        keys.forget(olderThan: keptMs, at: nowMs)
     }
 
     /// A deleted profile's balances go with it.

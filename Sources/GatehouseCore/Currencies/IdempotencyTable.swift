@@ -55,24 +55,30 @@ struct IdempotencyTable: Sendable {
 
     // MARK: Changes
 
-    /// Remembers `record` under `key` (replacing what the key held), then forgets the records
-    /// older than `keptMs` before it. `transaction`, when the caller has it, is the record's
-    /// transaction id already split into its numbers (``TransactionName``), so it is not parsed
-    /// again.
+    /// Forgets the records older than `keptMs` before `record`, then remembers `record` under
+    /// `key` (replacing what the key held, if it is still remembered). `transaction`, when the
+    /// caller has it, is the record's transaction id already split into its numbers
+    /// (``TransactionName``), so it is not parsed again.
     mutating func remember(_ key: String, _ record: IdempotencyRecord, transaction: TransactionName? = nil, keptMs: Int64) {
+        // First: a key whose window is over is forgotten before it is used again, so it joins
+        // the timeline as the newest entry instead of keeping its old place.
+        forget(olderThan: keptMs, at: record.atMs)
         let currency = codes.intern(record.currency)
         let (position, added) = timeline.append(key, atMs: record.atMs) { text in
             Self.stored(record, currency: currency, transaction: transaction, text: &text)
         }
-        // Only a new key forgets (as the dictionary's map did).
-        guard added else {
-            timeline.replace(at: position, atMs: record.atMs) { text in
-                Self.stored(record, currency: currency, transaction: transaction, text: &text)
-            }
-            return
+        guard !added else { return }
+        timeline.replace(at: position, atMs: record.atMs) { text in
+            Self.stored(record, currency: currency, transaction: transaction, text: &text)
         }
-        timeline.forget(olderThan: keptMs, at: record.atMs, moving: Self.move)
     }
+
+    mutating func forget(olderThan keptMs: Int64, at nowMs: Int64) {
+        timeline.forget(olderThan: keptMs, at: nowMs, moving: Self.move)
+    }
+
+    /// Entries the timeline has moved to compact itself (tests: the work a write costs).
+    var entriesMoved: Int { timeline.entriesMoved }
 
     /// Fills an empty table with records storage held; `false` when a key is listed twice.
     /// Oldest first (then by key), the order they are forgotten in.

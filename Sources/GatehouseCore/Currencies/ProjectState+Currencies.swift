@@ -62,7 +62,9 @@ extension ProjectState {
         guard amount != 0, (-CurrencyLedger.balanceMax...CurrencyLedger.balanceMax).contains(amount) else {
             throw .badField("amount", "must be a non-zero integer from -\(CurrencyLedger.balanceMax) to \(CurrencyLedger.balanceMax)")
         }
-        if let earlier = currencies.idempotencyRecord(forKey: key) {
+        // A key is remembered for the window (PROTOCOL.md: 24 hours); once it is over, the key is
+        // new again, even if the ledger has not forgotten it yet.
+        if let earlier = currencies.idempotencyRecord(forKey: key), nowMs - earlier.atMs <= retention.idempotencyMs {
             // The first request's profile may since have merged into another: compare what it is now.
             let earlierProfile = profiles.canonicalID(earlier.profile) ?? earlier.profile
             guard earlierProfile == profile, earlier.currency == currency, earlier.amount == amount, earlier.reason == reason else {

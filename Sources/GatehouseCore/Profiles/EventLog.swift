@@ -1,7 +1,7 @@
 public import GatehouseBase
 
 /// The project's event feed, oldest first: the events of the last 7 days, at most the newest
-/// ``keptCountMax`` (PROTOCOL.md, "The event feed").
+/// ``Retention/feedEventsMax`` (PROTOCOL.md, "The event feed").
 ///
 /// Events are kept slim: a fixed-size entry each, and every event's details end to end in
 /// chunks of 64 KiB (``ChunkedArray``, ``ChunkedBytes``: a snapshot's copy of the state costs the
@@ -17,9 +17,6 @@ public import GatehouseBase
 /// steady flow, where events age out as fast as they come, a write costs the same whether the
 /// feed is filling or full.
 public struct EventLog: Sendable {
-    public static let keptAgeMs: Int64 = 7 * 86_400_000
-    public static let keptCountMax = 10_000_000
-
     /// One kept event without its details, which end at `detailsEnd` in `detailBytes` and start
     /// where the previous event's end (the first event's: at `detailsStart`). Fields ordered
     /// for a 72-byte stride.

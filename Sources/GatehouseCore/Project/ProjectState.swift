@@ -29,6 +29,9 @@ public struct ProjectState: Sendable, Equatable {
     /// The tag every profile id made in this project carries (derived from `id` once, not per
     /// profile created or resolved).
     public let profileTag: UInt32
+    /// What `apply` keeps of the feed, the histories and the idempotency keys: the server's
+    /// setting, not stored with the state.
+    public var retention = Retention.standard
 
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
@@ -161,7 +164,7 @@ public struct ProjectState: Sendable, Equatable {
         sequence += 1
         var counters = BatchCounters()
         move(transact.movement, for: transact.profile, atMs: transact.atMs, counters: &counters)
-        currencies.remember(key: transact.key, transact.record, transaction: transact.transaction)
+        currencies.remember(key: transact.key, transact.record, transaction: transact.transaction, keptMs: retention.idempotencyMs)
         return finish(counters: &counters, atMs: transact.atMs)
     }
 
@@ -175,7 +178,10 @@ public struct ProjectState: Sendable, Equatable {
                 mark(id, [.entitlements], counters: &counters)
             }
         }
-        events.prune(nowMs: atMs, keptAgeMs: EventLog.keptAgeMs, keptCountMax: EventLog.keptCountMax)
+        // What fell out of its window goes: each check costs nothing when nothing is due.
+        events.prune(nowMs: atMs, keptAgeMs: retention.feedAgeMs, keptCountMax: retention.feedEventsMax)
+        currencies.forgetKeys(olderThan: retention.idempotencyMs, at: atMs)
+        purchases.forgetNotifications(at: atMs)
         purchases.dropStaleDeadlines()
         return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged)
@@ -385,7 +391,7 @@ public struct ProjectState: Sendable, Equatable {
         case .termGrantStored(let grant):
             currencies.store(grant)
         case .idempotencyRecorded(let key, let record):
-            currencies.remember(key: key, record)
+            currencies.remember(key: key, record, keptMs: retention.idempotencyMs)
         }
     }
 
@@ -397,7 +403,9 @@ public struct ProjectState: Sendable, Equatable {
     {
         let transaction = TransactionName(sequence: sequence, index: UInt32(counters.movements))
         counters.movements += 1
-        guard let entry = currencies.record(movement, for: id, transaction: transaction, atMs: atMs) else { return 0 }
+        guard let entry = currencies.record(movement, for: id, transaction: transaction, atMs: atMs,
+                                            kept: retention.historyEntriesPerCurrency)
+        else { return 0 }
         // The profile is found once, for its cursor and the event's customer user id.
         let (marked, customerUserID) = profiles.markReadingCustomerUserID(id, [.currencies], at: sequence)
         if marked { counters.changed.insert(id) }
@@ -456,6 +464,14 @@ public struct ProjectState: Sendable, Equatable {
     /// The app changed something about the profile (identity, attributes): its last-seen time.
     private mutating func touch(_ id: ProfileID, atMs: Int64) {
         profiles.update(id) { $0.lastSeenMs = atMs }
+    }
+
+    /// The same stored state: ``retention`` is the server's setting it runs under, not part of
+    /// it, and the catalog and the profile tag follow from the config and the id.
+    public static func == (a: ProjectState, b: ProjectState) -> Bool {
+        a.id == b.id && a.name == b.name && a.createdMs == b.createdMs && a.keys == b.keys && a.keyGenerations == b.keyGenerations
+            && a.config == b.config && a.sequence == b.sequence && a.configCursor == b.configCursor && a.profiles == b.profiles
+            && a.events == b.events && a.purchases == b.purchases && a.currencies == b.currencies
     }
 
     /// Validates a new configuration and returns the change that installs it.

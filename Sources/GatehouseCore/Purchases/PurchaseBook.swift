@@ -258,6 +258,14 @@ public struct PurchaseBook: Sendable {
         notifications.insert(SeenNotification(key: SeenNotification.key(store: store, id: notification), atMs: atMs))
     }
 
+    /// Forgets the notification ids older than their window before `nowMs` (after every batch).
+    mutating func forgetNotifications(at nowMs: Int64) {
+        notifications.forget(at: nowMs)
+    }
+
+    /// Ids the notification memory has moved to compact itself (tests: the work a write costs).
+    var notificationEntriesMoved: Int { notifications.entriesMoved }
+
     /// Purchases held unowned under `token` now belong to `profile` (it took that token).
     /// Answers the purchases claimed.
     mutating func claim(token: AppAccountToken, for profile: ProfileID) -> [PurchaseKey] {
@@ -393,8 +401,15 @@ struct NotificationMemory: Sendable {
         timeline.reserveCapacity(count)
     }
 
+    /// Forgets what is older than the window before `seen`, then remembers it.
     mutating func insert(_ seen: SeenNotification) {
-        guard timeline.append(seen.key, atMs: seen.atMs, { _ in () }).added else { return }
-        timeline.forget(olderThan: Self.keptMs, at: seen.atMs)
+        forget(at: seen.atMs)
+        _ = timeline.append(seen.key, atMs: seen.atMs, { _ in () })
     }
+
+    mutating func forget(at nowMs: Int64) {
+        timeline.forget(olderThan: Self.keptMs, at: nowMs)
+    }
+
+    var entriesMoved: Int { timeline.entriesMoved }
 }

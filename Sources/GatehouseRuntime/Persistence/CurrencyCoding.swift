@@ -81,7 +81,7 @@ enum CurrencyCoding {
 
     /// Histories by profile then currency, term grants by term, keys by key: equal ledgers
     /// write equal bytes. A history is checked as it is read: each entry's balance is the one
-    /// before plus its amount, within 0 … max.
+    /// before plus its amount, within 0 … max (the first's from whatever its list held before it).
     ///
     /// The ledger lends its histories and grants in order straight from its dense tables (ASCII
     /// terms and keys sorted by their bytes); nothing is built per entry or per grant.
@@ -111,7 +111,8 @@ enum CurrencyCoding {
         }
     }
 
-    /// One history as read, its balances checked: each entry moves the balance by its non-zero
+    /// One history as read, its balances checked: the balance before its first entry is within
+    /// 0 … max (older entries may have been dropped), and each entry moves it by its non-zero
     /// amount, within 0 … max; no history is empty.
     private static func readHistory(_ reader: inout ByteReader, start: Int)
         throws(ByteReaderError) -> (ProfileID, String, [CurrencyEntry])
@@ -123,7 +124,12 @@ enum CurrencyCoding {
                           balance: try reader.readVarInt(), source: try reader.readEnum(CurrencySource.self),
                           ref: try reader.readString(), atMs: try reader.readVarInt())
         }
-        var balance: Int64 = 0
+        // A list keeps only its newest entries, so the first may start from any balance the
+        // ledger can hold; from there each entry moves it by its amount.
+        var balance = (entries.first?.balance ?? 0) &- (entries.first?.amount ?? 0)
+        guard (0...CurrencyLedger.balanceMax).contains(balance) else {
+            throw ByteReaderError.invalid("currency history of \(profile) \(currency)", at: start)
+        }
         for entry in entries {
             let (sum, overflow) = balance.addingReportingOverflow(entry.amount)
             guard !overflow, entry.amount != 0, entry.balance == sum, (0...CurrencyLedger.balanceMax).contains(sum) else {

@@ -1,5 +1,6 @@
 import GatehouseAppStore
 import GatehouseBase
+import GatehouseCore
 import GatehousePosix
 import GatehouseStorage
 #if canImport(Glibc)
@@ -20,6 +21,9 @@ enum ServeCommand {
             .value("max-connections", placeholder: "N", help: "connections served at once; more are answered 'overloaded' and closed (default 10000)"),
             .value("idle-timeout", placeholder: "SECONDS", help: "close connections silent this long with nothing in flight; 0 = never (default 300)"),
             .value("io-threads", placeholder: "N", help: "event-loop threads serving connections (default 1)"),
+            .value("feed-max-events", placeholder: "N", help: "events a project's feed keeps at most, the newest (default 10000000; the feed also forgets events older than 7 days)"),
+            .value("history-per-currency", placeholder: "N", help: "history entries a profile keeps per currency, the newest (default 1000)"),
+            .value("idempotency-hours", placeholder: "HOURS", help: "how long a currency.transact idempotency key is remembered (default 24)"),
             .flag("test-clock", help: "freeze the server clock at start-up; clock.advance moves it (tests and demos only)"),
             .value("log-level", placeholder: "LEVEL", help: "trace, debug, info (default), notice, warning, error, critical"),
             .value("log-format", placeholder: "FORMAT", help: "text (default) or json, one line per event on stderr"),
@@ -97,6 +101,13 @@ enum ServeCommand {
         configuration.lineBytesMax = try integer(parsed, "max-line-bytes", 64...(256 << 20)) ?? configuration.lineBytesMax
         configuration.connectionsMax = try integer(parsed, "max-connections", 1...1_000_000) ?? configuration.connectionsMax
         configuration.ioThreads = try integer(parsed, "io-threads", 1...64) ?? configuration.ioThreads
+        configuration.retention.feedEventsMax = try integer(parsed, "feed-max-events", 1...1_000_000_000)
+            ?? configuration.retention.feedEventsMax
+        configuration.retention.historyEntriesPerCurrency = try integer(parsed, "history-per-currency", 1...1_000_000)
+            ?? configuration.retention.historyEntriesPerCurrency
+        if let hours = try integer(parsed, "idempotency-hours", 1...8_760) {
+            configuration.retention.idempotencyMs = Int64(hours) * Retention.hourMs
+        }
         if let seconds = try integer(parsed, "idle-timeout", 0...31_536_000) {
             configuration.idleTimeout = seconds == 0 ? nil : .seconds(seconds)
         }
