@@ -62,6 +62,33 @@ import Testing
         ("config not an object", #"[]"#),
     ])
     func invalidConfigIsBadRequestAndChangesNothing(_ name: String, _ config: String) async throws {
+        let put = try await Self.putOverTheExample(config)
+        #expect(put.answer.errorCode == .badRequest, "\(name)")
+        #expect(put.after == put.before, "\(name) changed nothing")
+    }
+
+    /// The issue's example: misspelled keys once answered ok and emptied the whole config.
+    @Test(arguments: [
+        (#"{"entitlemnts":[{"id":"pro"}],"curencies":[{"code":"COINS"}]}"#, "entitlemnts"),
+        (#"{"products":[{"id":"p","type":"consumable","entitelments":[]}]}"#, "products[0].entitelments"),
+        (#"{"products":[{"id":"p","type":"consumable"}],"offerings":[{"id":"o","packages":[{"id":"m","product":"p","typ":"monthly"}]}]}"#,
+         "offerings[0].packages[0].typ"),
+        (#"{"stores":{"test":true,"app_store":{"bundle_id":"b","environment":"sandbox","app_id":1}}}"#,
+         "stores.app_store.app_id"),
+    ])
+    func misspelledKeyIsBadRequestNamingItAndTheConfigStays(_ config: String, _ path: String) async throws {
+        let put = try await Self.putOverTheExample(config)
+        #expect(put.answer.errorCode == .badRequest)
+        #expect(put.answer.object("error")?.string("message") == "\(path): unknown key")
+        #expect(put.after == put.before)
+        #expect(put.after?.objectValue?["entitlements"] == [["id": "pro"]])
+    }
+
+    /// Puts the example, then `config` (JSON text) over it: the second put's answer, and what
+    /// `config.get` showed before and after it.
+    static func putOverTheExample(_ config: String) async throws
+        -> (answer: JSONObject, before: JSONValue?, after: JSONValue?)
+    {
         try await withTestServer { server in
             let keys = try await server.createProject("acme")
             let backend = try server.connect()
@@ -70,8 +97,7 @@ import Testing
             let before = try await backend.call("config.get")["config"]
             try await backend.send(#"{"id":9,"op":"config.put","config":\#(config)}"#)
             let answer = try await backend.readAnswer()
-            #expect(answer.errorCode == .badRequest, "\(name)")
-            #expect(try await backend.call("config.get")["config"] == before, "\(name) changed nothing")
+            return (answer, before, try await backend.call("config.get")["config"])
         }
     }
 

@@ -268,18 +268,63 @@ private func expectRejected(
         #expect(try decode(#require(config.json.objectValue)) == config)
     }
 
-    @Test func unknownFieldsAreIgnored() throws {
-        var json = base
-        json["metadata"] = ["anything": [1, 2, 3]]
-        json["version"] = 7
-        let withUnknown = replacing(.object(json), at: ["products", 0, "price"], with: "9.99")
-        let deeper = replacing(withUnknown, at: ["stores", "app_store", "shared_secret"], with: "x")
-        #expect(try decode(#require(deeper.objectValue)) == decode(base))
-    }
-
     @Test func appStoreAppleIdIsRead() throws {
         let json = base(setting: ["stores", "app_store", "app_apple_id"], to: 1_234_567_890)
         #expect(try decode(json).stores.appStore?.appAppleID == 1_234_567_890)
+    }
+}
+
+// MARK: Unknown keys
+
+@Suite struct ProjectConfigCodecUnknownKeyTests {
+    /// The issue's example: two misspelled top-level keys once read as an empty config.
+    @Test func misspelledTopLevelKeysAreRefused() throws {
+        let json = try #require(
+            try JSONParser.parse(#"{"entitlemnts": [{"id": "pro"}], "curencies": [{"code": "COINS"}]}"#).objectValue)
+        expectRejected(json, at: "entitlemnts", "unknown key")
+    }
+
+    @Test(
+        arguments: [
+            (["entitlemnts"], "entitlemnts"),
+            (["entitlements", "0", "name"], "entitlements[0].name"),
+            (["products", "0", "entitelments"], "products[0].entitelments"),
+            (["products", "1", "price"], "products[1].price"),
+            (["products", "0", "grants", "0", "amout"], "products[0].grants[0].amout"),
+            (["currencies", "0", "symbol"], "currencies[0].symbol"),
+            (["offerings", "0", "default"], "offerings[0].default"),
+            (["offerings", "0", "packages", "0", "prodcut"], "offerings[0].packages[0].prodcut"),
+            (["stores", "tset"], "stores.tset"),
+            (["stores", "app_store", "shared_secret"], "stores.app_store.shared_secret"),
+        ] as [([String], String)])
+    func unknownKeyIsRefusedAtAnyDepth(path: [String], field: String) {
+        let steps = path.map { Int($0).map(PathStep.index) ?? .key($0) }
+        expectRejected(setting: steps, to: "x", at: field, "unknown key")
+    }
+
+    /// A key the server does not know is refused whatever it holds: `null` too.
+    @Test func unknownKeyHoldingNullIsRefused() {
+        expectRejected(setting: ["grace_periode_ms"], to: .null, at: "grace_periode_ms", "unknown key")
+        expectRejected(setting: ["products", 0, "grant"], to: .null, at: "products[0].grant", "unknown key")
+    }
+
+    /// A misspelled required key leaves the key it stands for missing, which is named first.
+    @Test func misspelledRequiredKeyIsRefusedAsMissing() {
+        var json = base(setting: ["offerings", 0, "packages", 0, "product"], to: nil)
+        json = replacing(.object(json), at: ["offerings", 0, "packages", 0, "prodcut"], with: "pro_monthly").objectValue!
+        expectRejected(json, at: "offerings[0].packages[0].product", "is required")
+    }
+
+    /// Keys are matched exactly: another case is another key.
+    @Test func keysAreCaseSensitive() {
+        expectRejected(setting: ["Products"], to: [], at: "Products", "unknown key")
+    }
+
+    /// The first unknown key in the reading order is the one named.
+    @Test func theFirstUnknownKeyIsNamed() {
+        var json = base(setting: ["stores", "tset"], to: true)
+        json["entitlemnts"] = []
+        expectRejected(json, at: "entitlemnts", "unknown key")
     }
 }
 

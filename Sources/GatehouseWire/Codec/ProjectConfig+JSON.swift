@@ -1,15 +1,20 @@
 public import GatehouseCore
 
 // A project configuration on the wire (PROTOCOL.md, "Configuration"). Decoding reads with
-// `Fields`, so every type or range problem names its field; missing fields take their defaults
-// and unknown ones are ignored. Encoding writes every field, defaults included, in the order
-// PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value.
+// `Fields`, so every type or range problem names its field; missing fields take their defaults,
+// and a key that no decoder here reads is refused at any depth (`Fields.strictly`): a misspelled
+// key must not empty a part of the config. Encoding writes every field, defaults included, in the
+// order PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value.
 
 extension ProjectConfig {
     /// Reads a `config.put` document and validates it as a whole: a config that fails anything
     /// throws `bad_request`, and the caller keeps the old one.
     public init(json: JSONObject) throws(GatehouseError) {
-        let fields = Fields(json)
+        self = try Fields.strictly(json, Self.init(fields:))
+        try validate()
+    }
+
+    private init(fields: Fields) throws(GatehouseError) {
         self.init(
             entitlements: try Self.decodeEach(
                 fields, "entitlements", max: Limits.entitlementsMax, EntitlementDefinition.init),
@@ -21,7 +26,6 @@ extension ProjectConfig {
             gracePeriodMs: try fields.optionalInt("grace_period_ms", in: Limits.gracePeriodMs) ?? 0,
             stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings()
         )
-        try validate()
     }
 
     public var json: JSONValue {
