@@ -348,6 +348,31 @@ private func text(_ count: Int) -> String { String(repeating: "a", count: count)
     }
 }
 
+@Suite struct ProjectConfigOfferingTextTests {
+    @Test func descriptionUpToOneThousandCharactersIsAccepted() {
+        expectValid(sample { $0.offerings[0].description = "" })
+        expectValid(sample { $0.offerings[0].description = text(1_000) })
+    }
+
+    @Test func longerDescriptionIsRejected() {
+        expectRejected(
+            sample { $0.offerings[0].description = text(1_001) }, at: "offerings[0].description",
+            "must be 0–1000 characters")
+    }
+
+    @Test func metadataUpToFourKiBIsAccepted() {
+        let padding = ProjectConfig.Limits.offeringMetadataBytes - #"{"k":""}"#.utf8.count
+        expectValid(sample { $0.offerings[0].metadataJSON = #"{"k":""# + text(padding) + #""}"# })
+    }
+
+    @Test func largerMetadataIsRejected() {
+        let padding = ProjectConfig.Limits.offeringMetadataBytes - #"{"k":""}"#.utf8.count + 1
+        expectRejected(
+            sample { $0.offerings[0].metadataJSON = #"{"k":""# + text(padding) + #""}"# }, at: "offerings[0].metadata",
+            "must take at most 4096 bytes as compact JSON")
+    }
+}
+
 // MARK: Sizes
 
 @Suite struct ProjectConfigSizeTests {

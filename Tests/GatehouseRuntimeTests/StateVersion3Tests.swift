@@ -128,16 +128,26 @@ enum Version3Fixtures {
     static let ledger = "01" + F.profileAHex + F.str("C") + "01" + F.str("vct_5_0") + "06" + "06" + F.str("purchase") + F.str("t") + "08"
         + "00" + "00"
 
-    @Test func aSmallStateWritesTheseBytes() throws {
+    /// The body after its version: the section lengths, then the sections.
+    static var sectionsHex: String {
         let sections = [Self.head, Self.events, Self.book, Self.ledger]
-        let lengths = sections.map { F.varint($0.count / 2) }.joined()
-        let golden = "03" + lengths + sections.joined()
+        return sections.map { F.varint($0.count / 2) }.joined() + sections.joined()
+    }
+
+    /// Version 4 lays the state out as version 3 did, but for the config's offerings (the state's
+    /// config has none), so the bytes after the version are these too.
+    @Test func aSmallStateWritesTheseBytes() throws {
+        let golden = "04" + Self.sectionsHex
         let written = Hex.encode(StateCoding.encode(F.state))
         #expect(written == golden, "\(written)")
         for (index, section) in StateCoding.sectionBytes(of: F.state).enumerated() {
-            #expect(Hex.encode(section) == sections[index], "section \(index)")
+            #expect(Hex.encode(section) == [Self.head, Self.events, Self.book, Self.ledger][index], "section \(index)")
         }
-        let decoded = try F.decodeBothWays(try #require(Hex.decode(golden)))
+        #expect(try F.decodeBothWays(try #require(Hex.decode(golden))) == F.state)
+    }
+
+    @Test func theVersion3BodyStillReads() throws {
+        let decoded = try F.decodeBothWays(try #require(Hex.decode("03" + Self.sectionsHex)))
         #expect(decoded == F.state)
         #expect(decoded.events.map(\.id) == ["evt_3_0", "evt_4_0", "evt_4_1", "evt_5_0"])
         #expect(decoded.events[1].details == F.state.events[1].details)

@@ -60,6 +60,9 @@ import Testing
         ("amount out of range", #"{"currencies":[{"code":"C"}],"products":[{"id":"p","type":"consumable","grants":[{"currency":"C","amount":1e30,"on":"purchase"}]}]}"#),
         ("unknown product in package", #"{"offerings":[{"id":"o","packages":[{"id":"m","product":"nope"}]}]}"#),
         ("config not an object", #"[]"#),
+        ("offering metadata not an object", #"{"offerings":[{"id":"o","metadata":[1]}]}"#),
+        ("offering metadata too big", #"{"offerings":[{"id":"o","metadata":{"k":"\#(String(repeating: "x", count: 4_096))"}}]}"#),
+        ("offering description too long", #"{"offerings":[{"id":"o","description":"\#(String(repeating: "x", count: 1_001))"}]}"#),
     ])
     func invalidConfigIsBadRequestAndChangesNothing(_ name: String, _ config: String) async throws {
         let put = try await Self.putOverTheExample(config)
@@ -99,6 +102,35 @@ import Testing
             let answer = try await backend.readAnswer()
             return (answer, before, try await backend.call("config.get")["config"])
         }
+    }
+
+    /// The example with PROTOCOL.md's optional offering texts.
+    static var exampleWithTexts: JSONValue {
+        var config = example.objectValue!
+        var offering = config["offerings"]!.arrayValue![0].objectValue!
+        offering["description"] = "What most people buy"
+        offering["metadata"] = ["paywall": ["title": "Go pro", "tiers": [1, 2]], "beta": nil]
+        config["offerings"] = [.object(offering)]
+        return .object(config)
+    }
+
+    @Test func offeringDescriptionAndMetadataAreShownAndSurviveTheLogAndASnapshot() async throws {
+        var server = try TestServer()
+        let keys = try await server.createProject("acme")
+        let backend = try server.connect()
+        try await backend.hello(keys.secretKey)
+        let put = try await backend.call("config.put", ["config": Self.exampleWithTexts])
+        let offering = put.object("config")?["offerings"]?.arrayValue?.first?.objectValue
+        #expect(offering?["description"] == "What most people buy")
+        #expect(offering?["metadata"] == ["paywall": ["title": "Go pro", "tiers": [1, 2]], "beta": nil])
+        for checkpoint in [false, true] {
+            if checkpoint { #expect(try await server.admin().call("server.checkpoint").isSuccess) }
+            server = try await server.restart()
+            let sdk = try server.connect()
+            try await sdk.hello(keys.publicKey)
+            #expect(try await sdk.call("config.get")["config"] == put["config"], checkpoint ? "from a snapshot" : "from the log")
+        }
+        await server.stop()
     }
 
     @Test func putWithoutAConfigIsBadRequest() async throws {

@@ -154,7 +154,7 @@ private func expectRejected(
             "currencies": [["code": "COINS", "name": "Coins"]],
             "offerings": [
                 [
-                    "id": "default", "is_default": true,
+                    "id": "default", "is_default": true, "description": nil, "metadata": nil,
                     "packages": [["id": "monthly", "type": "monthly", "product": "pro_monthly"]],
                 ]
             ],
@@ -271,6 +271,70 @@ private func expectRejected(
     @Test func appStoreAppleIdIsRead() throws {
         let json = base(setting: ["stores", "app_store", "app_apple_id"], to: 1_234_567_890)
         #expect(try decode(json).stores.appStore?.appAppleID == 1_234_567_890)
+    }
+}
+
+// MARK: Offering texts
+
+@Suite struct ProjectConfigCodecOfferingTextTests {
+    static let metadata: JSONValue = ["paywall": ["title": "Go pro", "colors": ["#fff", "#000"]], "rank": 1.5, "beta": nil]
+
+    static var withTexts: JSONObject {
+        let described = base(setting: ["offerings", 0, "description"], to: "The usual packages")
+        return replacing(.object(described), at: ["offerings", 0, "metadata"], with: metadata).objectValue!
+    }
+
+    @Test func descriptionAndMetadataAreKeptAndShown() throws {
+        let config = try decode(Self.withTexts)
+        #expect(config.offerings[0].description == "The usual packages")
+        #expect(config.offerings[0].metadataJSON == JSONWriter.string(Self.metadata))
+        let offering = try #require(config.json.objectValue?["offerings"]?.arrayValue?.first?.objectValue)
+        #expect(offering.members.map(\.key) == ["id", "is_default", "description", "metadata", "packages"])
+        #expect(offering["description"] == "The usual packages")
+        #expect(offering["metadata"] == Self.metadata)
+        #expect(try decode(#require(config.json.objectValue)) == config)
+    }
+
+    /// PROTOCOL.md: any JSON object; its keys are the app's, not the server's.
+    @Test func metadataKeysAreNotChecked() throws {
+        let json = base(setting: ["offerings", 0, "metadata"], to: ["entitlemnts": ["any": [1, [2]]]])
+        #expect(try decode(json).offerings[0].metadataJSON == #"{"entitlemnts":{"any":[1,[2]]}}"#)
+    }
+
+    @Test func nullDescriptionAndMetadataAreAbsent() throws {
+        let described = base(setting: ["offerings", 0, "description"], to: .null)
+        let json = replacing(.object(described), at: ["offerings", 0, "metadata"], with: .null).objectValue!
+        #expect(try decode(json) == decode(base))
+        #expect(try decode(base).offerings[0].json.objectValue?["metadata"] == .null)
+    }
+
+    @Test func descriptionAndMetadataOfTheWrongTypeAreRejected() {
+        expectRejected(
+            setting: ["offerings", 0, "description"], to: 1, at: "offerings[0].description",
+            "expected a string, got number")
+        expectRejected(
+            setting: ["offerings", 0, "metadata"], to: "{}", at: "offerings[0].metadata",
+            "expected an object, got string")
+        expectRejected(
+            setting: ["offerings", 0, "metadata"], to: [1], at: "offerings[0].metadata", "expected an object, got array")
+    }
+
+    @Test func descriptionAndMetadataAreBounded() {
+        expectRejected(
+            setting: ["offerings", 0, "description"], to: .string(String(repeating: "é", count: 1_001)),
+            at: "offerings[0].description", "must be 0–1000 characters")
+        let big = JSONValue.object(["k": .string(String(repeating: "x", count: 4_096))])
+        expectRejected(
+            setting: ["offerings", 0, "metadata"], to: big, at: "offerings[0].metadata",
+            "must take at most 4096 bytes as compact JSON")
+    }
+
+    /// The bound is on the compact form the server keeps, not on the spaces a client sent.
+    @Test func metadataIsMeasuredCompact() throws {
+        let padding = String(repeating: " ", count: 5_000)
+        let text = #"{"config":{"offerings":[{"id":"o","metadata":{"k":"# + padding + "1}}]}}"
+        let json = try #require(try JSONParser.parse(text).objectValue?["config"]?.objectValue)
+        #expect(try decode(json).offerings[0].metadataJSON == #"{"k":1}"#)
     }
 }
 

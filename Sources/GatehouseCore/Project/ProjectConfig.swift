@@ -83,6 +83,9 @@ extension ProjectConfig {
         public static let gracePeriodMs: ClosedRange<Int64> = 0...(365 * 24 * 60 * 60 * 1_000)
         public static let bundleIDCharacters: ClosedRange<Int> = 1...255
         public static let appAppleID: ClosedRange<Int64> = 1...Int64.max
+        public static let offeringDescriptionCharacters: ClosedRange<Int> = 0...1_000
+        /// An offering's metadata, as compact JSON text: room for a paywall's texts, not a store.
+        public static let offeringMetadataBytes = 4_096
     }
 }
 
@@ -170,11 +173,22 @@ public struct CurrencyDefinition: Sendable, Equatable {
 public struct OfferingDefinition: Sendable, Equatable {
     public var id: String
     public var isDefault: Bool
+    /// For people: what the offering is for.
+    public var description: String?
+    /// Free-form data the app reads with the offering (a paywall's texts or colours), as the
+    /// compact JSON text of an object. The rules never look inside it: the domain keeps it as it
+    /// came and bounds its size, and the wire layer reads and writes it.
+    public var metadataJSON: String?
     public var packages: [PackageDefinition]
 
-    public init(id: String, isDefault: Bool = false, packages: [PackageDefinition] = []) {
+    public init(
+        id: String, isDefault: Bool = false, description: String? = nil, metadataJSON: String? = nil,
+        packages: [PackageDefinition] = []
+    ) {
         self.id = id
         self.isDefault = isDefault
+        self.description = description
+        self.metadataJSON = metadataJSON
         self.packages = packages
     }
 }

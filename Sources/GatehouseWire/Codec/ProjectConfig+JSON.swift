@@ -117,13 +117,30 @@ extension OfferingDefinition {
         self.init(
             id: try fields.string("id"),
             isDefault: try fields.optionalBool("is_default") ?? false,
+            description: try fields.optionalString(
+                "description", length: ProjectConfig.Limits.offeringDescriptionCharacters),
+            metadataJSON: try fields.optionalOpaqueObject("metadata").map { JSONWriter.string(.object($0)) },
             packages: try ProjectConfig.decodeEach(
                 fields, "packages", max: ProjectConfig.Limits.packagesPerOfferingMax, PackageDefinition.init)
         )
     }
 
     public var json: JSONValue {
-        ["id": .string(id), "is_default": .bool(isDefault), "packages": .array(packages.map(\.json))]
+        [
+            "id": .string(id),
+            "is_default": .bool(isDefault),
+            "description": .optional(description, JSONValue.string),
+            "metadata": metadata,
+            "packages": .array(packages.map(\.json)),
+        ]
+    }
+
+    /// The metadata object, read back from the text the decoder wrote. Text that is not an
+    /// object's JSON can only come from a damaged or crafted snapshot; it shows as none rather
+    /// than failing every answer that holds the config.
+    var metadata: JSONValue {
+        guard let text = metadataJSON, let object = (try? JSONParser.parse(text))?.objectValue else { return .null }
+        return .object(object)
     }
 }
 
