@@ -348,6 +348,26 @@ private func text(_ count: Int) -> String { String(repeating: "a", count: count)
     }
 }
 
+@Suite struct ProjectConfigLimitTests {
+    @Test(arguments: [Int64(1), 1_000, 1_000_000])
+    func sdkCreatesPerSecondInRangeIsAccepted(rate: Int64) {
+        expectValid(sample { $0.limits.sdkCreatesPerSecond = rate })
+    }
+
+    @Test(arguments: [Int64(0), -1, 1_000_001, .max, .min])
+    func sdkCreatesPerSecondOutOfRangeIsRejected(rate: Int64) {
+        expectRejected(
+            sample { $0.limits.sdkCreatesPerSecond = rate }, at: "limits.sdk_creates_per_second",
+            "out of range 1…1000000")
+    }
+
+    @Test func theBurstIsTenTimesTheRate() {
+        #expect(ProjectLimits().sdkCreatesPerSecond == 1_000)
+        #expect(ProjectLimits().sdkCreatesBurst == 10_000)
+        #expect(ProjectLimits(sdkCreatesPerSecond: 1_000_000).sdkCreatesBurst == 10_000_000)
+    }
+}
+
 @Suite struct ProjectConfigOfferingTextTests {
     @Test func descriptionUpToOneThousandCharactersIsAccepted() {
         expectValid(sample { $0.offerings[0].description = "" })

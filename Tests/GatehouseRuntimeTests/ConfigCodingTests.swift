@@ -5,8 +5,9 @@ import GatehouseStorage
 import Testing
 
 /// The config's two layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and state
-/// versions 1–3, and version 2, in change tag 17 and state version 4, which is written. A change
-/// here is a format change.
+/// versions 1–3, and version 2, in change tag 17 and state version 4, which is written and adds
+/// offerings' descriptions and metadata and the project's limits. A change here is a format
+/// change.
 @Suite struct ConfigLayoutGoldenBytes {
     static func str(_ text: String) -> String { PurchaseRecordGoldenBytes.str(text) }
 
@@ -16,11 +17,13 @@ import Testing
         offerings: [OfferingDefinition(id: "o", isDefault: true, packages: [PackageDefinition(id: "p", type: .monthly, product: "m")])]
     )
 
-    /// `config` with the offering's description and metadata, which only version 2 holds.
+    /// `config` with the offering's description and metadata and a limit, which only version 2
+    /// holds.
     static var configWithTexts: ProjectConfig {
         var config = Self.config
         config.offerings[0].description = "For all"
         config.offerings[0].metadataJSON = #"{"k":1}"#
+        config.limits.sdkCreatesPerSecond = 25
         return config
     }
 
@@ -32,9 +35,11 @@ import Testing
     static let settings = str("alias") + str("transfer") + "00" + "00" + "00"
 
     static let version1 = start + "01" + offering + settings
-    /// The offering's description and metadata follow its packages.
-    static let version2 = start + "01" + offering + "01" + str("For all") + "01" + str(#"{"k":1}"#) + settings
-    static let version2WithoutTexts = start + "01" + offering + "00" + "00" + settings
+    /// The offering's description and metadata follow its packages; the limits (25, zigzag 50)
+    /// follow the settings.
+    static let version2 = start + "01" + offering + "01" + str("For all") + "01" + str(#"{"k":1}"#) + settings + "32"
+    /// No description, no metadata, the default limit (1000, zigzag 2000).
+    static let version2WithoutTexts = start + "01" + offering + "00" + "00" + settings + "d00f"
 
     /// Incarnation 5, at 0 ms, one change.
     static let batchStart = "05" + "00" + "01"
@@ -89,7 +94,8 @@ import Testing
         let old = try #require(Hex.decode(Self.body(version: "03", config: Self.version1)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.config))
-        // Written again, it is version 4, the offering with no description or metadata.
+        // Written again, it is version 4: the offering with no description or metadata, the
+        // default limits.
         #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "04", config: Self.version2WithoutTexts))
     }
 }

@@ -169,17 +169,22 @@ import Testing
 
     /// Section 0 of the golden state: the fields of version 2 after the version, up to its
     /// events.
-    static let head = "0461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+    static let head = headStart + "03" + "02" + "00" + "00"
+    /// The head up to the end of its config (layout 1).
+    static let headStart = "0461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
+        + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
-        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00"
+        + "05616c696173087472616e73666572" + "00" + "00" + "00"
+    /// Section 0 in state version 4: its config (layout 2) ends with the limits (1000, zigzag 2000).
+    static let headVersion4 = headStart + "d00f" + "03" + "02" + "00" + "00"
 
     /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
     /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
     static let goldenCreatedVersion3 = "01" + "03" + "9401" + "02" + "05" + "03" + head + "00" + "00" + emptyBook + emptyLedger
 
-    /// State version 4: laid out as version 3; a config without offerings reads the same in
-    /// either layout (its config's offerings are an empty array).
-    static let goldenCreatedVersion4 = "01" + "04" + "9401" + "02" + "05" + "03" + head + "00" + "00" + emptyBook + emptyLedger
+    /// State version 4: laid out as version 3, the config in layout 2 (section 0 is 150 bytes).
+    static let goldenCreatedVersion4 = "01" + "04" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
+        + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
     /// currency ledger.
@@ -231,7 +236,7 @@ import Testing
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "04" + "9401" + "32" + "05" + "03" + Self.head + events3 + Self.emptyBook + Self.emptyLedger)
+            == "04" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {

@@ -31,6 +31,7 @@ import Testing
             #expect(config["products"] == .array([]))
             #expect(config["login"] == "alias")
             #expect(config["restore"] == "transfer")
+            #expect(config["limits"] == ["sdk_creates_per_second": 1000])
         }
     }
 
@@ -62,6 +63,9 @@ import Testing
         ("config not an object", #"[]"#),
         ("offering metadata not an object", #"{"offerings":[{"id":"o","metadata":[1]}]}"#),
         ("offering metadata too big", #"{"offerings":[{"id":"o","metadata":{"k":"\#(String(repeating: "x", count: 4_096))"}}]}"#),
+        ("limit out of range", #"{"limits":{"sdk_creates_per_second":0}}"#),
+        ("limit too high", #"{"limits":{"sdk_creates_per_second":1000001}}"#),
+        ("unknown key in limits", #"{"limits":{"sdk_creates_per_sec":5}}"#),
         ("offering description too long", #"{"offerings":[{"id":"o","description":"\#(String(repeating: "x", count: 1_001))"}]}"#),
     ])
     func invalidConfigIsBadRequestAndChangesNothing(_ name: String, _ config: String) async throws {

@@ -165,6 +165,7 @@ private func expectRejected(
                 "test": true,
                 "app_store": ["bundle_id": "com.example.app", "environment": "production", "app_apple_id": nil],
             ],
+            "limits": ["sdk_creates_per_second": 1000],
         ]
         #expect(exampleConfig.json == expected)
     }
@@ -177,7 +178,8 @@ private func expectRejected(
 
     @Test func defaultConfigEncodesToStableText() {
         let expected = #"{"entitlements":[],"products":[],"currencies":[],"offerings":[],"login":"alias","#
-            + #""restore":"transfer","grace_period_ms":0,"stores":{"test":false,"app_store":null}}"#
+            + #""restore":"transfer","grace_period_ms":0,"stores":{"test":false,"app_store":null},"#
+            + #""limits":{"sdk_creates_per_second":1000}}"#
         #expect(JSONWriter.string(ProjectConfig.empty.json) == expected)
     }
 
@@ -196,7 +198,7 @@ private func expectRejected(
         let expected: JSONValue = [
             "entitlements": [], "products": [], "currencies": [], "offerings": [],
             "login": "alias", "restore": "transfer", "grace_period_ms": 0,
-            "stores": ["test": false, "app_store": nil],
+            "stores": ["test": false, "app_store": nil], "limits": ["sdk_creates_per_second": 1000],
         ]
         #expect(ProjectConfig.empty.json == expected)
     }
@@ -205,6 +207,7 @@ private func expectRejected(
         let json: JSONObject = [
             "entitlements": nil, "products": nil, "currencies": nil, "offerings": nil, "login": nil,
             "restore": nil, "grace_period_ms": nil, "stores": ["test": nil, "app_store": nil],
+            "limits": ["sdk_creates_per_second": nil],
         ]
         #expect(try decode(json) == .empty)
     }
@@ -335,6 +338,46 @@ private func expectRejected(
         let text = #"{"config":{"offerings":[{"id":"o","metadata":{"k":"# + padding + "1}}]}}"
         let json = try #require(try JSONParser.parse(text).objectValue?["config"]?.objectValue)
         #expect(try decode(json).offerings[0].metadataJSON == #"{"k":1}"#)
+    }
+}
+
+// MARK: Limits
+
+@Suite struct ProjectConfigCodecLimitTests {
+    @Test func sdkCreatesPerSecondIsReadAndShown() throws {
+        let config = try decode(base(setting: ["limits"], to: ["sdk_creates_per_second": 25]))
+        #expect(config.limits == ProjectLimits(sdkCreatesPerSecond: 25))
+        #expect(config.json.objectValue?["limits"] == ["sdk_creates_per_second": 25])
+        #expect(try decode(#require(config.json.objectValue)) == config)
+    }
+
+    @Test func missingLimitsTakeTheDefault() throws {
+        #expect(try decode(base).limits.sdkCreatesPerSecond == 1_000)
+        #expect(try decode(base(setting: ["limits"], to: [:])).limits.sdkCreatesPerSecond == 1_000)
+    }
+
+    @Test(arguments: ["0", "-1", "1000001", "1.5", "1e30"])
+    func sdkCreatesPerSecondOutOfRangeIsRejected(text: String) {
+        expectRejected(
+            setting: ["limits"], to: ["sdk_creates_per_second": number(text)], at: "limits.sdk_creates_per_second")
+    }
+
+    @Test(arguments: ["1", "1000000"])
+    func sdkCreatesPerSecondAtItsBoundsIsAccepted(text: String) throws {
+        let config = try decode(base(setting: ["limits"], to: ["sdk_creates_per_second": number(text)]))
+        #expect(config.limits.sdkCreatesPerSecond == Int64(text))
+    }
+
+    @Test func limitsOfTheWrongTypeAreRejected() {
+        expectRejected(setting: ["limits"], to: 1_000, at: "limits", "expected an object, got number")
+        expectRejected(
+            setting: ["limits"], to: ["sdk_creates_per_second": "1000"], at: "limits.sdk_creates_per_second",
+            "expected an integer, got string")
+    }
+
+    @Test func unknownKeyInsideLimitsIsRefused() {
+        expectRejected(
+            setting: ["limits"], to: ["sdk_create_per_second": 5], at: "limits.sdk_create_per_second", "unknown key")
     }
 }
 

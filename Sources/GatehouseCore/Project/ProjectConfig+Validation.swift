@@ -77,6 +77,7 @@ extension ProjectConfig {
 
     private func checkSettings() throws(GatehouseError) {
         try Self.checkRange(gracePeriodMs, at: "grace_period_ms", Limits.gracePeriodMs)
+        try Self.checkRange(limits.sdkCreatesPerSecond, at: "limits.sdk_creates_per_second", Limits.sdkCreatesPerSecond)
         guard let appStore = stores.appStore else { return }
         let path = "stores.app_store"
         try Self.checkText(appStore.bundleID, at: "\(path).bundle_id", length: Limits.bundleIDCharacters)

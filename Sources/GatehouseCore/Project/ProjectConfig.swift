@@ -12,6 +12,7 @@ public struct ProjectConfig: Sendable, Equatable {
     /// The grace a billing issue gets when the store names none; `0` means none.
     public var gracePeriodMs: Int64
     public var stores: StoreSettings
+    public var limits: ProjectLimits
 
     public init(
         entitlements: [EntitlementDefinition] = [],
@@ -21,7 +22,8 @@ public struct ProjectConfig: Sendable, Equatable {
         login: LoginMode = .alias,
         restore: RestoreMode = .transfer,
         gracePeriodMs: Int64 = 0,
-        stores: StoreSettings = StoreSettings()
+        stores: StoreSettings = StoreSettings(),
+        limits: ProjectLimits = ProjectLimits()
     ) {
         self.entitlements = entitlements
         self.products = products
@@ -31,6 +33,7 @@ public struct ProjectConfig: Sendable, Equatable {
         self.restore = restore
         self.gracePeriodMs = gracePeriodMs
         self.stores = stores
+        self.limits = limits
     }
 
     /// What a new project starts with: nothing for sale, every setting at its default.
@@ -86,6 +89,7 @@ extension ProjectConfig {
         public static let offeringDescriptionCharacters: ClosedRange<Int> = 0...1_000
         /// An offering's metadata, as compact JSON text: room for a paywall's texts, not a store.
         public static let offeringMetadataBytes = 4_096
+        public static let sdkCreatesPerSecond: ClosedRange<Int64> = 1...1_000_000
     }
 }
 
@@ -268,4 +272,18 @@ public enum AppStoreEnvironment: String, Sendable, Equatable, CaseIterable {
     public func matches(_ appleEnvironment: String) -> Bool {
         appleEnvironment.lowercased() == rawValue
     }
+}
+
+/// How much a project lets its keys do.
+public struct ProjectLimits: Sendable, Equatable {
+    /// Profiles the public key may create a second, in bursts of up to ten times as many. The
+    /// public key ships inside every app, so anyone can hold it; the secret key is not limited.
+    public var sdkCreatesPerSecond: Int64
+
+    public init(sdkCreatesPerSecond: Int64 = 1_000) {
+        self.sdkCreatesPerSecond = sdkCreatesPerSecond
+    }
+
+    /// How many creations a burst may hold.
+    public var sdkCreatesBurst: Int64 { sdkCreatesPerSecond * 10 }
 }

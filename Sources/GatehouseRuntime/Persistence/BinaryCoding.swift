@@ -22,7 +22,7 @@ extension ByteReader {
 /// A project config (docs/data-format.md, "Config"). The layout has a version of its own, which
 /// the record or state around it implies: change tag 1 and state versions 1–3 hold version 1,
 /// change tag 17 and state version 4 hold version 2, which added each offering's description and
-/// metadata. Only the newest is written.
+/// metadata and the project's limits. Only the newest is written.
 enum ConfigCoding {
     static let version: UInt64 = 2
 
@@ -62,6 +62,7 @@ enum ConfigCoding {
             writer.writeEnum(appStore.environment)
             writer.writeOptional(appStore.appAppleID) { $0.writeVarInt($1) }
         }
+        writer.writeVarInt(config.limits.sdkCreatesPerSecond)
     }
 
     /// Reads a config laid out as `version` (1 or 2).
@@ -97,6 +98,7 @@ enum ConfigCoding {
                 appAppleID: try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
             )
         }
+        if version >= 2 { config.limits.sdkCreatesPerSecond = try reader.readVarInt() }
         return config
     }
 

@@ -24,7 +24,8 @@ extension ProjectConfig {
             login: try fields.optionalEnumeration("login", LoginMode.self) ?? .alias,
             restore: try fields.optionalEnumeration("restore", RestoreMode.self) ?? .transfer,
             gracePeriodMs: try fields.optionalInt("grace_period_ms", in: Limits.gracePeriodMs) ?? 0,
-            stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings()
+            stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings(),
+            limits: try fields.optionalObject("limits").map(ProjectLimits.init) ?? ProjectLimits()
         )
     }
 
@@ -38,6 +39,7 @@ extension ProjectConfig {
             "restore": .string(restore.rawValue),
             "grace_period_ms": .int(gracePeriodMs),
             "stores": stores.json,
+            "limits": limits.json,
         ]
     }
 
@@ -188,5 +190,21 @@ extension AppStoreSettings {
             "environment": .string(environment.rawValue),
             "app_apple_id": .optional(appAppleID, JSONValue.int),
         ]
+    }
+}
+
+// MARK: Limits
+
+extension ProjectLimits {
+    init(fields: Fields) throws(GatehouseError) {
+        let defaults = ProjectLimits()
+        self.init(
+            sdkCreatesPerSecond: try fields.optionalInt(
+                "sdk_creates_per_second", in: ProjectConfig.Limits.sdkCreatesPerSecond) ?? defaults.sdkCreatesPerSecond
+        )
+    }
+
+    public var json: JSONValue {
+        ["sdk_creates_per_second": .int(sdkCreatesPerSecond)]
     }
 }
