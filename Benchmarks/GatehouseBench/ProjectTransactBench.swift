@@ -73,7 +73,7 @@ enum ProjectTransactBench {
         do {
             let project = try engine.registry.createProject(id: try ProjectID(validating: "bench-transact"), name: nil).value.0
             _ = try await project.putConfig(RestartBench.config)
-            let profile = try await project.createProfile(customerUserID: "bench-user", token: nil).value.view.profile.id
+            let profile = try await project.createProfile(customerUserID: "bench-user", token: nil, by: .server).value.view.profile.id
             return (project, profile)
         } catch {
             throw BenchFailure("cannot set up the project: \(error)")

@@ -134,7 +134,7 @@ enum RestartBench {
             ids.reserveCapacity(options.profiles / options.writers + 1)
             for index in stride(from: writer, to: options.profiles, by: options.writers) {
                 let id = try await durable(log, "profile.create of user-\(index)") {
-                    let created = try await project.createProfile(customerUserID: "user-\(index)", token: nil)
+                    let created = try await project.createProfile(customerUserID: "user-\(index)", token: nil, by: .server)
                     return (created.value.view.profile.id, created.lsn)
                 }
                 let transactionID = "\(2_000_000_000_000 + index)"

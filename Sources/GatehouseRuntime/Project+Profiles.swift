@@ -1,3 +1,4 @@
+import GatehouseBase
 public import GatehouseCore
 public import GatehouseStorage
 
@@ -31,25 +32,30 @@ extension Project {
         return Committed(view(of: profile.id), lsn: lastCommittedLSN)
     }
 
-    public func createProfile(customerUserID: String?, token: AppAccountToken?) throws(GatehouseError) -> Committed<ProfileOutcome> {
+    /// `role`: who asks; a profile the public key's role (`sdk`) creates takes a token of the
+    /// project's limit (``carryOut(_:by:)``). So do `identify` and `logout`, which may create one.
+    public func createProfile(customerUserID: String?, token: AppAccountToken?, by role: Role) throws(GatehouseError)
+        -> Committed<ProfileOutcome>
+    {
         let (now, random) = (nowMs, random)
         let decision = try reading { state throws(GatehouseError) in try state.createProfile(customerUserID: customerUserID, token: token, nowMs: now, random: random) }
-        return try carryOut(decision)
+        return try carryOut(decision, by: role)
     }
 
-    public func identify(profile: ProfileID, customerUserID: String, token: AppAccountToken?) throws(GatehouseError)
-        -> Committed<ProfileOutcome>
+    public func identify(profile: ProfileID, customerUserID: String, token: AppAccountToken?, by role: Role)
+        throws(GatehouseError) -> Committed<ProfileOutcome>
     {
         let (now, random) = (nowMs, random)
         let decision = try reading { state throws(GatehouseError) in
             try state.identify(profile: profile, customerUserID: customerUserID, token: token, nowMs: now, random: random)
         }
-        return try carryOut(decision)
+        return try carryOut(decision, by: role)
     }
 
-    public func logout(profile: ProfileID) throws(GatehouseError) -> Committed<ProfileOutcome> {
+    public func logout(profile: ProfileID, by role: Role) throws(GatehouseError) -> Committed<ProfileOutcome> {
         let (now, random) = (nowMs, random)
-        return try carryOut(try reading { state throws(GatehouseError) in try state.logout(profile: profile, nowMs: now, random: random) })
+        let decision = try reading { state throws(GatehouseError) in try state.logout(profile: profile, nowMs: now, random: random) }
+        return try carryOut(decision, by: role)
     }
 
     public func updateAttributes(profile: ProfileID, _ updates: [ProjectState.AttributeUpdate]) throws(GatehouseError)
@@ -96,11 +102,32 @@ extension Project {
         return try resolve(lookup).id
     }
 
+    /// Logs and applies what an identity rule decided. A decision that creates a profile for
+    /// the public key first takes a token of ``ProjectLimits/sdkCreatesPerSecond``; with none left
+    /// it is `overloaded` and changes nothing. A decision that creates nothing (an existing
+    /// customer user id) takes none.
+    private func carryOut(_ decision: ProjectState.ProfileDecision, by role: Role) throws(GatehouseError)
+        -> Committed<ProfileOutcome>
+    {
+        if decision.created, role == .sdk { try admitSDKCreate(atMs: decision.batch.atMs) }
+        return try carryOut(decision)
+    }
+
     private func carryOut(_ decision: ProjectState.ProfileDecision) throws(GatehouseError) -> Committed<ProfileOutcome> {
         let lsn = try commitIfAny(decision.batch)
         let outcome = ProfileOutcome(view: view(of: decision.profileID), created: decision.created,
                                      switched: decision.switched, mergedFrom: decision.mergedFrom)
         return Committed(outcome, lsn: lsn)
+    }
+
+    private func admitSDKCreate(atMs nowMs: Int64) throws(GatehouseError) {
+        let limits = peek { $0.config.limits }
+        guard sdkCreates.take(nowMs: nowMs, ratePerSecond: limits.sdkCreatesPerSecond, capacity: limits.sdkCreatesBurst)
+        else {
+            throw GatehouseError(
+                .overloaded, "the public key creates profiles faster than the project's limits.sdk_creates_per_second; retry later",
+                details: [.limit(Int(limits.sdkCreatesPerSecond))])
+        }
     }
 
     /// Logs and applies a batch that changes something; an empty one is a read of what is there.

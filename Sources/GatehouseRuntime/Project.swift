@@ -55,6 +55,9 @@ public actor Project {
     /// The one timer of the project: it wakes at the earliest expiry (DESIGN.md: time moves too).
     private var expiryTimer: Task<Void, Never>?
     private var expiryTimerDeadlineMs: Int64?
+    /// The public key's profile creations (``ProjectLimits``). Runtime state: neither logged nor
+    /// in snapshots, so a start begins with a full bucket.
+    var sdkCreates = TokenBucket()
 
     /// `snapshotBodyBytes`: the body of the snapshot `state` was loaded from, if any, which sets
     /// when the project is next snapshotted (``snapshotWritten(bodyBytes:)``).

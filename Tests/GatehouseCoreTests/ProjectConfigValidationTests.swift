@@ -348,6 +348,51 @@ private func text(_ count: Int) -> String { String(repeating: "a", count: count)
     }
 }
 
+@Suite struct ProjectConfigLimitTests {
+    @Test(arguments: [Int64(1), 1_000, 1_000_000])
+    func sdkCreatesPerSecondInRangeIsAccepted(rate: Int64) {
+        expectValid(sample { $0.limits.sdkCreatesPerSecond = rate })
+    }
+
+    @Test(arguments: [Int64(0), -1, 1_000_001, .max, .min])
+    func sdkCreatesPerSecondOutOfRangeIsRejected(rate: Int64) {
+        expectRejected(
+            sample { $0.limits.sdkCreatesPerSecond = rate }, at: "limits.sdk_creates_per_second",
+            "out of range 1…1000000")
+    }
+
+    @Test func theBurstIsTenTimesTheRate() {
+        #expect(ProjectLimits().sdkCreatesPerSecond == 1_000)
+        #expect(ProjectLimits().sdkCreatesBurst == 10_000)
+        #expect(ProjectLimits(sdkCreatesPerSecond: 1_000_000).sdkCreatesBurst == 10_000_000)
+    }
+}
+
+@Suite struct ProjectConfigOfferingTextTests {
+    @Test func descriptionUpToOneThousandCharactersIsAccepted() {
+        expectValid(sample { $0.offerings[0].description = "" })
+        expectValid(sample { $0.offerings[0].description = text(1_000) })
+    }
+
+    @Test func longerDescriptionIsRejected() {
+        expectRejected(
+            sample { $0.offerings[0].description = text(1_001) }, at: "offerings[0].description",
+            "must be 0–1000 characters")
+    }
+
+    @Test func metadataUpToFourKiBIsAccepted() {
+        let padding = ProjectConfig.Limits.offeringMetadataBytes - #"{"k":""}"#.utf8.count
+        expectValid(sample { $0.offerings[0].metadataJSON = #"{"k":""# + text(padding) + #""}"# })
+    }
+
+    @Test func largerMetadataIsRejected() {
+        let padding = ProjectConfig.Limits.offeringMetadataBytes - #"{"k":""}"#.utf8.count + 1
+        expectRejected(
+            sample { $0.offerings[0].metadataJSON = #"{"k":""# + text(padding) + #""}"# }, at: "offerings[0].metadata",
+            "must take at most 4096 bytes as compact JSON")
+    }
+}
+
 // MARK: Sizes
 
 @Suite struct ProjectConfigSizeTests {

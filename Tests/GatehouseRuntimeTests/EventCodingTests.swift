@@ -24,20 +24,36 @@ import Testing
 
     /// `state` as state version 2 wrote it: the version, the head, the events with their ids,
     /// the book and the ledger.
-    static func version2Body(_ state: ProjectState) -> [UInt8] {
+    static func version2Body(_ state: ProjectState) throws -> [UInt8] {
         let sections = StateCoding.sectionBytes(of: state)
         var writer = ByteWriter()
         writer.writeVarUInt(2)
-        writer.writeRaw(sections[0])
+        writer.writeRaw(try version2Head(state, written: sections[0]))
         writer.writeArray(state.events) { EventCoding.write($1, into: &$0) }
         writer.writeRaw(sections[2])
         writer.writeRaw(sections[3])
         return writer.bytes
     }
 
+    /// Section 0 as state version 2 laid it out: the head written now (`written`) with its
+    /// config in layout 1, which for a config without offerings is layout 2 without the limits
+    /// at its end.
+    static func version2Head(_ state: ProjectState, written: [UInt8]) throws -> [UInt8] {
+        try #require(state.config.offerings.isEmpty)
+        var config = ByteWriter()
+        ConfigCoding.write(state.config, into: &config)
+        var limits = ByteWriter()
+        limits.writeVarInt(state.config.limits.sdkCreatesPerSecond)
+        let layout2 = config.bytes
+        let start = try #require((0...(written.count - layout2.count)).first { Array(written[$0..<$0 + layout2.count]) == layout2 })
+        var head = written
+        head.removeSubrange(start + layout2.count - limits.bytes.count..<start + layout2.count)
+        return head
+    }
+
     /// The version 2 body with each written id replaced (same length, so nothing else moves).
     static func body(replacing replacements: [(String, String)]) throws -> [UInt8] {
-        var bytes = version2Body(state)
+        var bytes = try version2Body(state)
         for (old, new) in replacements {
             let pattern = [UInt8(old.utf8.count)] + Array(old.utf8)
             let start = try #require((0...(bytes.count - pattern.count)).first { Array(bytes[$0..<$0 + pattern.count]) == pattern })
@@ -52,7 +68,7 @@ import Testing
         #expect(decoded.events.map(\.id) == ["evt_2_0", "evt_2_1"])
         #expect(decoded.events == Self.state.events)
         #expect(StateCoding.encode(decoded) == bytes)
-        let old = try StateCoding.decode(Self.version2Body(Self.state))
+        let old = try StateCoding.decode(try Self.version2Body(Self.state))
         #expect(old.events.map(\.id) == ["evt_2_0", "evt_2_1"])
         #expect(StateCoding.encode(old) == bytes)
     }

@@ -125,7 +125,12 @@ import Testing
     @Test func projectCreatedRecord() {
         let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
         #expect(record.kind == 1)
-        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion3, "\(Self.hex(record.payload))")
+        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion4, "\(Self.hex(record.payload))")
+    }
+
+    @Test func version3ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion3)))
+        #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
     }
 
     @Test func version2ProjectCreatedRecordStillDecodes() throws {
@@ -164,13 +169,22 @@ import Testing
 
     /// Section 0 of the golden state: the fields of version 2 after the version, up to its
     /// events.
-    static let head = "0461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+    static let head = headStart + "03" + "02" + "00" + "00"
+    /// The head up to the end of its config (layout 1).
+    static let headStart = "0461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
+        + String(repeating: "bb", count: 32)
         + "0201" + "010370726f" + "01016d0c737562736372697074696f6e010370726f0101430a0772656e6577616c" + "0101430143" + "00"
-        + "05616c696173087472616e73666572" + "00" + "00" + "00" + "03" + "02" + "00" + "00"
+        + "05616c696173087472616e73666572" + "00" + "00" + "00"
+    /// Section 0 in state version 4: its config (layout 2) ends with the limits (1000, zigzag 2000).
+    static let headVersion4 = headStart + "d00f" + "03" + "02" + "00" + "00"
 
     /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
     /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
     static let goldenCreatedVersion3 = "01" + "03" + "9401" + "02" + "05" + "03" + head + "00" + "00" + emptyBook + emptyLedger
+
+    /// State version 4: laid out as version 3, the config in layout 2 (section 0 is 150 bytes).
+    static let goldenCreatedVersion4 = "01" + "04" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
+        + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
     /// currency ledger.
@@ -191,8 +205,8 @@ import Testing
         #expect(state.currencies == CurrencyLedger())
         #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
         #expect(state.currencies.idempotency.isEmpty)
-        // Written again, it is the version 3 record: sections, the empty book and ledger appended.
-        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion3)
+        // Written again, it is the version 4 record: sections, the empty book and ledger appended.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion4)
     }
 
     /// A version 1 event stored its profile id bare (no presence byte).
@@ -217,17 +231,17 @@ import Testing
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
         #expect(try StateCoding.decode(try #require(Hex.decode("02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)))
             == state)
-        // Version 3: one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
+        // Version 4 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
         // id: 23 bytes); flags 1 (profile id written), type code 12, cursor +3, index 0, at +4 ms,
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "03" + "9401" + "32" + "05" + "03" + Self.head + events3 + Self.emptyBook + Self.emptyLedger)
+            == "04" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
-        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion3))
-        bytes[1] = 4
+        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion4))
+        bytes[1] = 5
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
         bytes[1] = 0
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }

@@ -36,7 +36,7 @@ import Testing
     @Test func writingASnapshotSetsTheProjectsNextThresholdFromItsBody() async throws {
         try await withEngine(floor: 1) { engine, _ in
             let project = try engine.registry.createProject(id: try ProjectID(validating: "acme"), name: nil).value.0
-            for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil) }
+            for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil, by: .server) }
             #expect(await project.snapshotDueBytes == 1)
             _ = try await engine.checkpointer.checkpoint()
             // Twenty profiles make a body of some hundreds of bytes; half of it is now the threshold.
@@ -49,7 +49,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let due = try await withEngine(floor: 1, in: directory) { engine, _ in
             let project = try engine.registry.createProject(id: try ProjectID(validating: "acme"), name: nil).value.0
-            for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil) }
+            for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil, by: .server) }
             _ = try await engine.checkpointer.checkpoint()
             return await project.snapshotDueBytes
         }
@@ -70,7 +70,7 @@ import Testing
         while requests.value == asked {
             before = await project.loggedBytesSinceSnapshot
             made += 1
-            _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil)
+            _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil, by: .server)
             let after = await project.loggedBytesSinceSnapshot
             if after > before { recordBytes = after - before }
             try #require(made < 10_000, "the project never asked for a snapshot")

@@ -84,11 +84,18 @@ enum Version3Fixtures {
 @Suite struct StateVersion3GoldenBytes {
     typealias F = Version3Fixtures
 
-    static let head = F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+    static let head = head(limits: "")
+
+    /// Section 0 in state version 4: the config (layout 2) ends with the limits (1000, zigzag 2000).
+    static let headVersion4 = head(limits: "d00f")
+
+    static func head(limits: String) -> String {
+        F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "01" + "01"  // key generations
         // Entitlements, products, currencies (code and name), offerings, login, restore, grace,
         // test store, App Store.
         + "01" + F.str("pro") + "00" + "01" + F.str("C") + F.str("C") + "00" + F.str("alias") + F.str("transfer") + "00" + "00" + "00"
+        + limits
         + "05" + "01"  // sequence 5, config cursor 1
         // One profile: A, "al", token (1, 2), B its alias, no attributes, created at 2 ms, last seen
         // at 3 (the merge); cursors: identity 3 (the merge), entitlements 2, currencies and
@@ -96,6 +103,7 @@ enum Version3Fixtures {
         + "01" + F.profileAHex + "01" + F.str("al") + "0100000000000000" + "0200000000000000" + "01" + F.profileBHex + "00"
         + "04" + "06" + "03" + "02" + "05" + "05"
         + "01" + "0300000000000000" + "0400000000000000" + F.profileAHex  // B's token (3, 4) resolves to A
+    }
 
     /// Details end to end, as the log holds them (names the table knows as `0x80` + code).
     static let details =
@@ -128,16 +136,26 @@ enum Version3Fixtures {
     static let ledger = "01" + F.profileAHex + F.str("C") + "01" + F.str("vct_5_0") + "06" + "06" + F.str("purchase") + F.str("t") + "08"
         + "00" + "00"
 
+    /// The body after its version, with `head` as section 0: the section lengths, then the
+    /// sections.
+    static func sectionsHex(head: String) -> String {
+        let sections = [head, Self.events, Self.book, Self.ledger]
+        return sections.map { F.varint($0.count / 2) }.joined() + sections.joined()
+    }
+
+    /// Version 4 lays the state out as version 3 did, but for the config in the head.
     @Test func aSmallStateWritesTheseBytes() throws {
-        let sections = [Self.head, Self.events, Self.book, Self.ledger]
-        let lengths = sections.map { F.varint($0.count / 2) }.joined()
-        let golden = "03" + lengths + sections.joined()
+        let golden = "04" + Self.sectionsHex(head: Self.headVersion4)
         let written = Hex.encode(StateCoding.encode(F.state))
         #expect(written == golden, "\(written)")
         for (index, section) in StateCoding.sectionBytes(of: F.state).enumerated() {
-            #expect(Hex.encode(section) == sections[index], "section \(index)")
+            #expect(Hex.encode(section) == [Self.headVersion4, Self.events, Self.book, Self.ledger][index], "section \(index)")
         }
-        let decoded = try F.decodeBothWays(try #require(Hex.decode(golden)))
+        #expect(try F.decodeBothWays(try #require(Hex.decode(golden))) == F.state)
+    }
+
+    @Test func theVersion3BodyStillReads() throws {
+        let decoded = try F.decodeBothWays(try #require(Hex.decode("03" + Self.sectionsHex(head: Self.head))))
         #expect(decoded == F.state)
         #expect(decoded.events.map(\.id) == ["evt_3_0", "evt_4_0", "evt_4_1", "evt_5_0"])
         #expect(decoded.events[1].details == F.state.events[1].details)

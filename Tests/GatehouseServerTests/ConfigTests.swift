@@ -31,6 +31,7 @@ import Testing
             #expect(config["products"] == .array([]))
             #expect(config["login"] == "alias")
             #expect(config["restore"] == "transfer")
+            #expect(config["limits"] == ["sdk_creates_per_second": 1000])
         }
     }
 
@@ -60,8 +61,41 @@ import Testing
         ("amount out of range", #"{"currencies":[{"code":"C"}],"products":[{"id":"p","type":"consumable","grants":[{"currency":"C","amount":1e30,"on":"purchase"}]}]}"#),
         ("unknown product in package", #"{"offerings":[{"id":"o","packages":[{"id":"m","product":"nope"}]}]}"#),
         ("config not an object", #"[]"#),
+        ("offering metadata not an object", #"{"offerings":[{"id":"o","metadata":[1]}]}"#),
+        ("offering metadata too big", #"{"offerings":[{"id":"o","metadata":{"k":"\#(String(repeating: "x", count: 4_096))"}}]}"#),
+        ("limit out of range", #"{"limits":{"sdk_creates_per_second":0}}"#),
+        ("limit too high", #"{"limits":{"sdk_creates_per_second":1000001}}"#),
+        ("unknown key in limits", #"{"limits":{"sdk_creates_per_sec":5}}"#),
+        ("offering description too long", #"{"offerings":[{"id":"o","description":"\#(String(repeating: "x", count: 1_001))"}]}"#),
     ])
     func invalidConfigIsBadRequestAndChangesNothing(_ name: String, _ config: String) async throws {
+        let put = try await Self.putOverTheExample(config)
+        #expect(put.answer.errorCode == .badRequest, "\(name)")
+        #expect(put.after == put.before, "\(name) changed nothing")
+    }
+
+    /// The issue's example: misspelled keys once answered ok and emptied the whole config.
+    @Test(arguments: [
+        (#"{"entitlemnts":[{"id":"pro"}],"curencies":[{"code":"COINS"}]}"#, "entitlemnts"),
+        (#"{"products":[{"id":"p","type":"consumable","entitelments":[]}]}"#, "products[0].entitelments"),
+        (#"{"products":[{"id":"p","type":"consumable"}],"offerings":[{"id":"o","packages":[{"id":"m","product":"p","typ":"monthly"}]}]}"#,
+         "offerings[0].packages[0].typ"),
+        (#"{"stores":{"test":true,"app_store":{"bundle_id":"b","environment":"sandbox","app_id":1}}}"#,
+         "stores.app_store.app_id"),
+    ])
+    func misspelledKeyIsBadRequestNamingItAndTheConfigStays(_ config: String, _ path: String) async throws {
+        let put = try await Self.putOverTheExample(config)
+        #expect(put.answer.errorCode == .badRequest)
+        #expect(put.answer.object("error")?.string("message") == "\(path): unknown key")
+        #expect(put.after == put.before)
+        #expect(put.after?.objectValue?["entitlements"] == [["id": "pro"]])
+    }
+
+    /// Puts the example, then `config` (JSON text) over it: the second put's answer, and what
+    /// `config.get` showed before and after it.
+    static func putOverTheExample(_ config: String) async throws
+        -> (answer: JSONObject, before: JSONValue?, after: JSONValue?)
+    {
         try await withTestServer { server in
             let keys = try await server.createProject("acme")
             let backend = try server.connect()
@@ -70,9 +104,37 @@ import Testing
             let before = try await backend.call("config.get")["config"]
             try await backend.send(#"{"id":9,"op":"config.put","config":\#(config)}"#)
             let answer = try await backend.readAnswer()
-            #expect(answer.errorCode == .badRequest, "\(name)")
-            #expect(try await backend.call("config.get")["config"] == before, "\(name) changed nothing")
+            return (answer, before, try await backend.call("config.get")["config"])
         }
+    }
+
+    /// The example with PROTOCOL.md's optional offering texts.
+    static var exampleWithTexts: JSONValue {
+        var config = example.objectValue!
+        var offering = config["offerings"]!.arrayValue![0].objectValue!
+        offering["description"] = "What most people buy"
+        offering["metadata"] = ["paywall": ["title": "Go pro", "tiers": [1, 2]], "beta": nil]
+        config["offerings"] = [.object(offering)]
+        return .object(config)
+    }
+
+    @Test func offeringDescriptionAndMetadataAreShownAndSurviveTheLogAndASnapshot() async throws {
+        var server = try TestServer()
+        let keys = try await server.createProject("acme")
+        let backend = try server.connect()
+        try await backend.hello(keys.secretKey)
+        let put = try await backend.call("config.put", ["config": Self.exampleWithTexts])
+        let offering = put.object("config")?["offerings"]?.arrayValue?.first?.objectValue
+        #expect(offering?["description"] == "What most people buy")
+        #expect(offering?["metadata"] == ["paywall": ["title": "Go pro", "tiers": [1, 2]], "beta": nil])
+        for checkpoint in [false, true] {
+            if checkpoint { #expect(try await server.admin().call("server.checkpoint").isSuccess) }
+            server = try await server.restart()
+            let sdk = try server.connect()
+            try await sdk.hello(keys.publicKey)
+            #expect(try await sdk.call("config.get")["config"] == put["config"], checkpoint ? "from a snapshot" : "from the log")
+        }
+        await server.stop()
     }
 
     @Test func putWithoutAConfigIsBadRequest() async throws {

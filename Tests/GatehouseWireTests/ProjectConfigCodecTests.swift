@@ -154,7 +154,7 @@ private func expectRejected(
             "currencies": [["code": "COINS", "name": "Coins"]],
             "offerings": [
                 [
-                    "id": "default", "is_default": true,
+                    "id": "default", "is_default": true, "description": nil, "metadata": nil,
                     "packages": [["id": "monthly", "type": "monthly", "product": "pro_monthly"]],
                 ]
             ],
@@ -165,6 +165,7 @@ private func expectRejected(
                 "test": true,
                 "app_store": ["bundle_id": "com.example.app", "environment": "production", "app_apple_id": nil],
             ],
+            "limits": ["sdk_creates_per_second": 1000],
         ]
         #expect(exampleConfig.json == expected)
     }
@@ -177,7 +178,8 @@ private func expectRejected(
 
     @Test func defaultConfigEncodesToStableText() {
         let expected = #"{"entitlements":[],"products":[],"currencies":[],"offerings":[],"login":"alias","#
-            + #""restore":"transfer","grace_period_ms":0,"stores":{"test":false,"app_store":null}}"#
+            + #""restore":"transfer","grace_period_ms":0,"stores":{"test":false,"app_store":null},"#
+            + #""limits":{"sdk_creates_per_second":1000}}"#
         #expect(JSONWriter.string(ProjectConfig.empty.json) == expected)
     }
 
@@ -196,7 +198,7 @@ private func expectRejected(
         let expected: JSONValue = [
             "entitlements": [], "products": [], "currencies": [], "offerings": [],
             "login": "alias", "restore": "transfer", "grace_period_ms": 0,
-            "stores": ["test": false, "app_store": nil],
+            "stores": ["test": false, "app_store": nil], "limits": ["sdk_creates_per_second": 1000],
         ]
         #expect(ProjectConfig.empty.json == expected)
     }
@@ -205,6 +207,7 @@ private func expectRejected(
         let json: JSONObject = [
             "entitlements": nil, "products": nil, "currencies": nil, "offerings": nil, "login": nil,
             "restore": nil, "grace_period_ms": nil, "stores": ["test": nil, "app_store": nil],
+            "limits": ["sdk_creates_per_second": nil],
         ]
         #expect(try decode(json) == .empty)
     }
@@ -268,18 +271,167 @@ private func expectRejected(
         #expect(try decode(#require(config.json.objectValue)) == config)
     }
 
-    @Test func unknownFieldsAreIgnored() throws {
-        var json = base
-        json["metadata"] = ["anything": [1, 2, 3]]
-        json["version"] = 7
-        let withUnknown = replacing(.object(json), at: ["products", 0, "price"], with: "9.99")
-        let deeper = replacing(withUnknown, at: ["stores", "app_store", "shared_secret"], with: "x")
-        #expect(try decode(#require(deeper.objectValue)) == decode(base))
-    }
-
     @Test func appStoreAppleIdIsRead() throws {
         let json = base(setting: ["stores", "app_store", "app_apple_id"], to: 1_234_567_890)
         #expect(try decode(json).stores.appStore?.appAppleID == 1_234_567_890)
+    }
+}
+
+// MARK: Offering texts
+
+@Suite struct ProjectConfigCodecOfferingTextTests {
+    static let metadata: JSONValue = ["paywall": ["title": "Go pro", "colors": ["#fff", "#000"]], "rank": 1.5, "beta": nil]
+
+    static var withTexts: JSONObject {
+        let described = base(setting: ["offerings", 0, "description"], to: "The usual packages")
+        return replacing(.object(described), at: ["offerings", 0, "metadata"], with: metadata).objectValue!
+    }
+
+    @Test func descriptionAndMetadataAreKeptAndShown() throws {
+        let config = try decode(Self.withTexts)
+        #expect(config.offerings[0].description == "The usual packages")
+        #expect(config.offerings[0].metadataJSON == JSONWriter.string(Self.metadata))
+        let offering = try #require(config.json.objectValue?["offerings"]?.arrayValue?.first?.objectValue)
+        #expect(offering.members.map(\.key) == ["id", "is_default", "description", "metadata", "packages"])
+        #expect(offering["description"] == "The usual packages")
+        #expect(offering["metadata"] == Self.metadata)
+        #expect(try decode(#require(config.json.objectValue)) == config)
+    }
+
+    /// PROTOCOL.md: any JSON object; its keys are the app's, not the server's.
+    @Test func metadataKeysAreNotChecked() throws {
+        let json = base(setting: ["offerings", 0, "metadata"], to: ["entitlemnts": ["any": [1, [2]]]])
+        #expect(try decode(json).offerings[0].metadataJSON == #"{"entitlemnts":{"any":[1,[2]]}}"#)
+    }
+
+    @Test func nullDescriptionAndMetadataAreAbsent() throws {
+        let described = base(setting: ["offerings", 0, "description"], to: .null)
+        let json = replacing(.object(described), at: ["offerings", 0, "metadata"], with: .null).objectValue!
+        #expect(try decode(json) == decode(base))
+        #expect(try decode(base).offerings[0].json.objectValue?["metadata"] == .null)
+    }
+
+    @Test func descriptionAndMetadataOfTheWrongTypeAreRejected() {
+        expectRejected(
+            setting: ["offerings", 0, "description"], to: 1, at: "offerings[0].description",
+            "expected a string, got number")
+        expectRejected(
+            setting: ["offerings", 0, "metadata"], to: "{}", at: "offerings[0].metadata",
+            "expected an object, got string")
+        expectRejected(
+            setting: ["offerings", 0, "metadata"], to: [1], at: "offerings[0].metadata", "expected an object, got array")
+    }
+
+    @Test func descriptionAndMetadataAreBounded() {
+        expectRejected(
+            setting: ["offerings", 0, "description"], to: .string(String(repeating: "é", count: 1_001)),
+            at: "offerings[0].description", "must be 0–1000 characters")
+        let big = JSONValue.object(["k": .string(String(repeating: "x", count: 4_096))])
+        expectRejected(
+            setting: ["offerings", 0, "metadata"], to: big, at: "offerings[0].metadata",
+            "must take at most 4096 bytes as compact JSON")
+    }
+
+    /// The bound is on the compact form the server keeps, not on the spaces a client sent.
+    @Test func metadataIsMeasuredCompact() throws {
+        let padding = String(repeating: " ", count: 5_000)
+        let text = #"{"config":{"offerings":[{"id":"o","metadata":{"k":"# + padding + "1}}]}}"
+        let json = try #require(try JSONParser.parse(text).objectValue?["config"]?.objectValue)
+        #expect(try decode(json).offerings[0].metadataJSON == #"{"k":1}"#)
+    }
+}
+
+// MARK: Limits
+
+@Suite struct ProjectConfigCodecLimitTests {
+    @Test func sdkCreatesPerSecondIsReadAndShown() throws {
+        let config = try decode(base(setting: ["limits"], to: ["sdk_creates_per_second": 25]))
+        #expect(config.limits == ProjectLimits(sdkCreatesPerSecond: 25))
+        #expect(config.json.objectValue?["limits"] == ["sdk_creates_per_second": 25])
+        #expect(try decode(#require(config.json.objectValue)) == config)
+    }
+
+    @Test func missingLimitsTakeTheDefault() throws {
+        #expect(try decode(base).limits.sdkCreatesPerSecond == 1_000)
+        #expect(try decode(base(setting: ["limits"], to: [:])).limits.sdkCreatesPerSecond == 1_000)
+    }
+
+    @Test(arguments: ["0", "-1", "1000001", "1.5", "1e30"])
+    func sdkCreatesPerSecondOutOfRangeIsRejected(text: String) {
+        expectRejected(
+            setting: ["limits"], to: ["sdk_creates_per_second": number(text)], at: "limits.sdk_creates_per_second")
+    }
+
+    @Test(arguments: ["1", "1000000"])
+    func sdkCreatesPerSecondAtItsBoundsIsAccepted(text: String) throws {
+        let config = try decode(base(setting: ["limits"], to: ["sdk_creates_per_second": number(text)]))
+        #expect(config.limits.sdkCreatesPerSecond == Int64(text))
+    }
+
+    @Test func limitsOfTheWrongTypeAreRejected() {
+        expectRejected(setting: ["limits"], to: 1_000, at: "limits", "expected an object, got number")
+        expectRejected(
+            setting: ["limits"], to: ["sdk_creates_per_second": "1000"], at: "limits.sdk_creates_per_second",
+            "expected an integer, got string")
+    }
+
+    @Test func unknownKeyInsideLimitsIsRefused() {
+        expectRejected(
+            setting: ["limits"], to: ["sdk_create_per_second": 5], at: "limits.sdk_create_per_second", "unknown key")
+    }
+}
+
+// MARK: Unknown keys
+
+@Suite struct ProjectConfigCodecUnknownKeyTests {
+    /// The issue's example: two misspelled top-level keys once read as an empty config.
+    @Test func misspelledTopLevelKeysAreRefused() throws {
+        let json = try #require(
+            try JSONParser.parse(#"{"entitlemnts": [{"id": "pro"}], "curencies": [{"code": "COINS"}]}"#).objectValue)
+        expectRejected(json, at: "entitlemnts", "unknown key")
+    }
+
+    @Test(
+        arguments: [
+            (["entitlemnts"], "entitlemnts"),
+            (["entitlements", "0", "name"], "entitlements[0].name"),
+            (["products", "0", "entitelments"], "products[0].entitelments"),
+            (["products", "1", "price"], "products[1].price"),
+            (["products", "0", "grants", "0", "amout"], "products[0].grants[0].amout"),
+            (["currencies", "0", "symbol"], "currencies[0].symbol"),
+            (["offerings", "0", "default"], "offerings[0].default"),
+            (["offerings", "0", "packages", "0", "prodcut"], "offerings[0].packages[0].prodcut"),
+            (["stores", "tset"], "stores.tset"),
+            (["stores", "app_store", "shared_secret"], "stores.app_store.shared_secret"),
+        ] as [([String], String)])
+    func unknownKeyIsRefusedAtAnyDepth(path: [String], field: String) {
+        let steps = path.map { Int($0).map(PathStep.index) ?? .key($0) }
+        expectRejected(setting: steps, to: "x", at: field, "unknown key")
+    }
+
+    /// A key the server does not know is refused whatever it holds: `null` too.
+    @Test func unknownKeyHoldingNullIsRefused() {
+        expectRejected(setting: ["grace_periode_ms"], to: .null, at: "grace_periode_ms", "unknown key")
+        expectRejected(setting: ["products", 0, "grant"], to: .null, at: "products[0].grant", "unknown key")
+    }
+
+    /// A misspelled required key leaves the key it stands for missing, which is named first.
+    @Test func misspelledRequiredKeyIsRefusedAsMissing() {
+        var json = base(setting: ["offerings", 0, "packages", 0, "product"], to: nil)
+        json = replacing(.object(json), at: ["offerings", 0, "packages", 0, "prodcut"], with: "pro_monthly").objectValue!
+        expectRejected(json, at: "offerings[0].packages[0].product", "is required")
+    }
+
+    /// Keys are matched exactly: another case is another key.
+    @Test func keysAreCaseSensitive() {
+        expectRejected(setting: ["Products"], to: [], at: "Products", "unknown key")
+    }
+
+    /// The first unknown key in the reading order is the one named.
+    @Test func theFirstUnknownKeyIsNamed() {
+        var json = base(setting: ["stores", "tset"], to: true)
+        json["entitlemnts"] = []
+        expectRejected(json, at: "entitlemnts", "unknown key")
     }
 }
 

@@ -70,12 +70,14 @@ extension ProjectConfig {
                 }
                 defaultID = offering.id
             }
+            try Self.checkTexts(of: offering, at: path)
             try Self.checkPackages(of: offering, at: path, productIDs: productIDs)
         }
     }
 
     private func checkSettings() throws(GatehouseError) {
         try Self.checkRange(gracePeriodMs, at: "grace_period_ms", Limits.gracePeriodMs)
+        try Self.checkRange(limits.sdkCreatesPerSecond, at: "limits.sdk_creates_per_second", Limits.sdkCreatesPerSecond)
         guard let appStore = stores.appStore else { return }
         let path = "stores.app_store"
         try Self.checkText(appStore.bundleID, at: "\(path).bundle_id", length: Limits.bundleIDCharacters)
@@ -105,6 +107,15 @@ extension ProjectConfig {
                 let problem = "needs a subscription product, and this one is \(quoted(product.type.rawValue))"
                 throw .badField("\(grantPath).on", "\(quoted(grant.on.rawValue)) \(problem)")
             }
+        }
+    }
+
+    private static func checkTexts(of offering: OfferingDefinition, at path: String) throws(GatehouseError) {
+        if let description = offering.description {
+            try checkLength(description, at: "\(path).description", Limits.offeringDescriptionCharacters)
+        }
+        if let metadata = offering.metadataJSON, metadata.utf8.count > Limits.offeringMetadataBytes {
+            throw .badField("\(path).metadata", "must take at most \(Limits.offeringMetadataBytes) bytes as compact JSON")
         }
     }
 
@@ -147,14 +158,19 @@ extension ProjectConfig {
     /// Text people typed: bounded, printable, and with no whitespace at either end that would
     /// make two ids look the same.
     static func checkText(_ text: String, at field: String, length: ClosedRange<Int>) throws(GatehouseError) {
-        guard length.contains(text.count) else {
-            throw .badField(field, "must be \(length.lowerBound)–\(length.upperBound) characters")
-        }
+        try checkLength(text, at: field, length)
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .badField(field, "must not contain control characters")
         }
         if text.first?.isWhitespace == true || text.last?.isWhitespace == true {
             throw .badField(field, "must not start or end with whitespace")
+        }
+    }
+
+    /// Same wording as the decoder's length check.
+    private static func checkLength(_ text: String, at field: String, _ length: ClosedRange<Int>) throws(GatehouseError) {
+        guard length.contains(text.count) else {
+            throw .badField(field, "must be \(length.lowerBound)–\(length.upperBound) characters")
         }
     }
 

@@ -12,6 +12,7 @@ public struct ProjectConfig: Sendable, Equatable {
     /// The grace a billing issue gets when the store names none; `0` means none.
     public var gracePeriodMs: Int64
     public var stores: StoreSettings
+    public var limits: ProjectLimits
 
     public init(
         entitlements: [EntitlementDefinition] = [],
@@ -21,7 +22,8 @@ public struct ProjectConfig: Sendable, Equatable {
         login: LoginMode = .alias,
         restore: RestoreMode = .transfer,
         gracePeriodMs: Int64 = 0,
-        stores: StoreSettings = StoreSettings()
+        stores: StoreSettings = StoreSettings(),
+        limits: ProjectLimits = ProjectLimits()
     ) {
         self.entitlements = entitlements
         self.products = products
@@ -31,6 +33,7 @@ public struct ProjectConfig: Sendable, Equatable {
         self.restore = restore
         self.gracePeriodMs = gracePeriodMs
         self.stores = stores
+        self.limits = limits
     }
 
     /// What a new project starts with: nothing for sale, every setting at its default.
@@ -83,6 +86,10 @@ extension ProjectConfig {
         public static let gracePeriodMs: ClosedRange<Int64> = 0...(365 * 24 * 60 * 60 * 1_000)
         public static let bundleIDCharacters: ClosedRange<Int> = 1...255
         public static let appAppleID: ClosedRange<Int64> = 1...Int64.max
+        public static let offeringDescriptionCharacters: ClosedRange<Int> = 0...1_000
+        /// An offering's metadata, as compact JSON text: room for a paywall's texts, not a store.
+        public static let offeringMetadataBytes = 4_096
+        public static let sdkCreatesPerSecond: ClosedRange<Int64> = 1...1_000_000
     }
 }
 
@@ -170,11 +177,22 @@ public struct CurrencyDefinition: Sendable, Equatable {
 public struct OfferingDefinition: Sendable, Equatable {
     public var id: String
     public var isDefault: Bool
+    /// For people: what the offering is for.
+    public var description: String?
+    /// Free-form data the app reads with the offering (a paywall's texts or colours), as the
+    /// compact JSON text of an object. The rules never look inside it: the domain keeps it as it
+    /// came and bounds its size, and the wire layer reads and writes it.
+    public var metadataJSON: String?
     public var packages: [PackageDefinition]
 
-    public init(id: String, isDefault: Bool = false, packages: [PackageDefinition] = []) {
+    public init(
+        id: String, isDefault: Bool = false, description: String? = nil, metadataJSON: String? = nil,
+        packages: [PackageDefinition] = []
+    ) {
         self.id = id
         self.isDefault = isDefault
+        self.description = description
+        self.metadataJSON = metadataJSON
         self.packages = packages
     }
 }
@@ -254,4 +272,18 @@ public enum AppStoreEnvironment: String, Sendable, Equatable, CaseIterable {
     public func matches(_ appleEnvironment: String) -> Bool {
         appleEnvironment.lowercased() == rawValue
     }
+}
+
+/// How much a project lets its keys do.
+public struct ProjectLimits: Sendable, Equatable {
+    /// Profiles the public key may create a second, in bursts of up to ten times as many. The
+    /// public key ships inside every app, so anyone can hold it; the secret key is not limited.
+    public var sdkCreatesPerSecond: Int64
+
+    public init(sdkCreatesPerSecond: Int64 = 1_000) {
+        self.sdkCreatesPerSecond = sdkCreatesPerSecond
+    }
+
+    /// How many creations a burst may hold.
+    public var sdkCreatesBurst: Int64 { sdkCreatesPerSecond * 10 }
 }

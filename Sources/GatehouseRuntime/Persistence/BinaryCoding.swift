@@ -19,7 +19,13 @@ extension ByteReader {
     }
 }
 
+/// A project config (docs/data-format.md, "Config"). The layout has a version of its own, which
+/// the record or state around it implies: change tag 1 and state versions 1–3 hold version 1,
+/// change tag 17 and state version 4 hold version 2, which added each offering's description and
+/// metadata and the project's limits. Only the newest is written.
 enum ConfigCoding {
+    static let version: UInt64 = 2
+
     static func write(_ config: ProjectConfig, into writer: inout ByteWriter) {
         writer.writeArray(config.entitlements) { $0.writeString($1.id) }
         writer.writeArray(config.products) { writer, product in
@@ -44,6 +50,8 @@ enum ConfigCoding {
                 writer.writeEnum(package.type)
                 writer.writeString(package.product)
             }
+            writer.writeOptional(offering.description) { $0.writeString($1) }
+            writer.writeOptional(offering.metadataJSON) { $0.writeString($1) }
         }
         writer.writeEnum(config.login)
         writer.writeEnum(config.restore)
@@ -54,9 +62,12 @@ enum ConfigCoding {
             writer.writeEnum(appStore.environment)
             writer.writeOptional(appStore.appAppleID) { $0.writeVarInt($1) }
         }
+        writer.writeVarInt(config.limits.sdkCreatesPerSecond)
     }
 
-    static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectConfig {
+    /// Reads a config laid out as `version` (1 or 2).
+    static func read(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> ProjectConfig {
+        precondition((1...Self.version).contains(version), "a config version the caller vouched for")
         var config = ProjectConfig()
         config.entitlements = try reader.readArray { reader throws(ByteReaderError) in EntitlementDefinition(id: try reader.readString()) }
         config.products = try reader.readArray { reader throws(ByteReaderError) in
@@ -74,14 +85,7 @@ enum ConfigCoding {
             CurrencyDefinition(code: try reader.readString(), name: try reader.readString())
         }
         config.offerings = try reader.readArray { reader throws(ByteReaderError) in
-            OfferingDefinition(
-                id: try reader.readString(),
-                isDefault: try reader.readBool(),
-                packages: try reader.readArray { reader throws(ByteReaderError) in
-                    PackageDefinition(id: try reader.readString(), type: try reader.readEnum(PackageType.self),
-                                      product: try reader.readString())
-                }
-            )
+            try readOffering(&reader, version: version)
         }
         config.login = try reader.readEnum(LoginMode.self)
         config.restore = try reader.readEnum(RestoreMode.self)
@@ -94,7 +98,25 @@ enum ConfigCoding {
                 appAppleID: try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
             )
         }
+        if version >= 2 { config.limits.sdkCreatesPerSecond = try reader.readVarInt() }
         return config
+    }
+
+    private static func readOffering(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError)
+        -> OfferingDefinition
+    {
+        var offering = OfferingDefinition(
+            id: try reader.readString(),
+            isDefault: try reader.readBool(),
+            packages: try reader.readArray { reader throws(ByteReaderError) in
+                PackageDefinition(id: try reader.readString(), type: try reader.readEnum(PackageType.self),
+                                  product: try reader.readString())
+            }
+        )
+        guard version >= 2 else { return offering }
+        offering.description = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        offering.metadataJSON = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        return offering
     }
 }
 

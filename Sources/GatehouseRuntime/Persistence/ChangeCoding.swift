@@ -5,7 +5,8 @@ import GatehouseCore
 /// (docs/data-format.md, "Runtime records"). Tags are never reused.
 enum ChangeCoding {
     private enum Tag: UInt8 {
-        case configReplaced = 1
+        /// A config of layout version 1 (``ConfigCoding``): read, no longer written.
+        case configReplacedVersion1 = 1
         case keyRotated = 2
         case profileCreated = 3
         case customerUserIDAssigned = 4
@@ -21,6 +22,7 @@ enum ChangeCoding {
         case balanceChanged = 14
         case termGrantStored = 15
         case idempotencyRecorded = 16
+        case configReplaced = 17
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -125,8 +127,10 @@ enum ChangeCoding {
         let start = reader.offset
         guard let tag = Tag(rawValue: try reader.readUInt8()) else { throw ByteReaderError.invalid("change tag", at: start) }
         switch tag {
+        case .configReplacedVersion1:
+            return .configReplaced(try ConfigCoding.read(&reader, version: 1))
         case .configReplaced:
-            return .configReplaced(try ConfigCoding.read(&reader))
+            return .configReplaced(try ConfigCoding.read(&reader, version: ConfigCoding.version))
         case .keyRotated:
             return .keyRotated(try reader.readEnum(KeyKind.self), try DigestCoding.read(&reader))
         case .profileCreated:

@@ -92,18 +92,21 @@ enum RuntimeRecord: Equatable {
 /// A whole project state, for snapshots and `projectCreated` records (docs/data-format.md,
 /// "Project state").
 ///
-/// Version 3 lays the state out in four sections, each preceded in the body by its length: the
-/// head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
+/// Versions 3 and 4 lay the state out in four sections, each preceded in the body by its length:
+/// the head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
 /// currency ledger. Each is independent of the others, so a big state encodes them side by side
 /// and a big body decodes them side by side; either way the bytes are the same.
 enum StateCoding {
     /// Bumped when the layout changes; a body of a newer version is refused. Version 2 added the
     /// purchase book and the currency ledger after the events (and optional event profile ids);
-    /// version 3 the section lengths and the compact events (``EventLogCoding``). Versions 1 and
-    /// 2 are still read.
-    static let version: UInt64 = 3
+    /// version 3 the section lengths and the compact events (``EventLogCoding``); version 4 the
+    /// config's layout version 2 in the head (``ConfigCoding``). Versions 1 to 3 are still read.
+    static let version: UInt64 = 4
 
-    /// The sections of a version 3 body, in order.
+    /// The first version laid out in sections.
+    static let sectionedVersion: UInt64 = 3
+
+    /// The sections of a version 3 or 4 body, in order.
     static let sectionCount = 4
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
@@ -119,7 +122,7 @@ enum StateCoding {
         }
     }
 
-    /// A version 3 body made of `parts`.
+    /// A body of this version made of `parts`.
     static func body(sections parts: [[UInt8]]) -> [UInt8] {
         var writer = ByteWriter()
         write(sections: parts, into: &writer)
@@ -187,7 +190,7 @@ enum StateCoding {
         let createdMs = try reader.readVarInt()
         let keys = KeyDigests(publicKey: try DigestCoding.read(&reader), secretKey: try DigestCoding.read(&reader))
         let generations: [KeyKind: UInt64] = [.public: try reader.readVarUInt(), .secret: try reader.readVarUInt()]
-        let config = try ConfigCoding.read(&reader)
+        let config = try ConfigCoding.read(&reader, version: version >= 4 ? 2 : 1)
         let sequence = try reader.readVarUInt()
         let configCursor = try reader.readVarUInt()
         let profilesOffset = reader.offset
@@ -219,7 +222,7 @@ enum StateCoding {
         let start = reader.offset
         let version = try reader.readVarUInt()
         guard (1...Self.version).contains(version) else { throw ByteReaderError.invalid("state version \(version)", at: start) }
-        guard version >= 3 else {
+        guard version >= sectionedVersion else {
             let head = try readHead(&reader, version: version)
             let events = try EventCoding.readLog(&reader, stateVersion: version)
             let purchases = version >= 2 ? try PurchaseCoding.readBook(&reader) : PurchaseBook()
@@ -229,7 +232,7 @@ enum StateCoding {
         let lengths = try readLengths(&reader)
         var parts: [(bytes: [UInt8], offset: Int)] = []
         for length in lengths { parts.append((bytes: try reader.readRaw(length), offset: reader.offset - length)) }
-        return try decodeSections(parts.count) { parts[$0] }
+        return try decodeSections(parts.count, version: version) { parts[$0] }
     }
 
     /// The section lengths after the version. Each must fit what is left: a damaged length
@@ -255,9 +258,11 @@ enum StateCoding {
         case currencies(CurrencyLedger)
     }
 
-    /// Decodes section `number` from its own bytes, which must be read to their end; errors name
-    /// offsets in the body (`offset`: where the section starts).
-    private static func decodeSection(_ number: Int, _ bytes: [UInt8], at offset: Int) throws(ByteReaderError) -> Section {
+    /// Decodes section `number` of a body of `version` from its own bytes, which must be read to
+    /// their end; errors name offsets in the body (`offset`: where the section starts).
+    private static func decodeSection(_ number: Int, _ bytes: [UInt8], at offset: Int, version: UInt64)
+        throws(ByteReaderError) -> Section
+    {
         var reader = ByteReader(bytes)
         do {
             let section: Section
@@ -279,12 +284,12 @@ enum StateCoding {
 
     /// Decodes the sections, side by side when `parallel`; `part(n)` answers section n's bytes
     /// and where they start in the body. The first damaged section (in order) is the error.
-    private static func decodeSections(_ count: Int, parallel: Bool = false,
+    private static func decodeSections(_ count: Int, version: UInt64, parallel: Bool = false,
                                        _ part: @escaping (Int) -> (bytes: [UInt8], offset: Int)) throws(ByteReaderError) -> ProjectState
     {
         let decode: (Int) -> Result<Section, ByteReaderError> = { number in
             let (bytes, offset) = part(number)
-            return Result { () throws(ByteReaderError) in try decodeSection(number, bytes, at: offset) }
+            return Result { () throws(ByteReaderError) in try decodeSection(number, bytes, at: offset, version: version) }
         }
         let results = parallel ? SectionJobs.run(count, costliestFirst: decodingOrder, decode) : (0..<count).map(decode)
         var head: Head?
@@ -367,14 +372,14 @@ enum StateCoding {
     }
 
     /// Decodes a whole snapshot body and checks the config it carries is valid, so a tampered or
-    /// damaged file cannot install a state the rules would never have produced. A big version 3
-    /// body decodes its sections side by side: call it from a thread of your own.
+    /// damaged file cannot install a state the rules would never have produced. A big body in
+    /// sections decodes them side by side: call it from a thread of your own.
     /// `parallelFrom`: the body size from which the sections decode side by side (tests lower it).
     static func decode(_ bytes: [UInt8], parallelFrom: Int = parallelDecodingBytes) throws(ByteReaderError) -> ProjectState {
         var reader = ByteReader(bytes)
         let state: ProjectState
-        if bytes.count >= parallelFrom, bytes.first == UInt8(version) {
-            _ = try reader.readVarUInt()
+        if bytes.count >= parallelFrom, let first = bytes.first, (sectionedVersion...version).contains(UInt64(first)) {
+            let version = try reader.readVarUInt()
             let lengths = try readLengths(&reader)
             var offsets: [Int] = []
             var offset = reader.offset
@@ -384,7 +389,7 @@ enum StateCoding {
             }
             guard offset == bytes.count else { throw ByteReaderError.invalid("trailing bytes", at: offset) }
             // Each section copies its bytes out on the thread that decodes it.
-            state = try decodeSections(sectionCount, parallel: true) { number in
+            state = try decodeSections(sectionCount, version: version, parallel: true) { number in
                 (bytes: Array(bytes[offsets[number]..<offsets[number] + lengths[number]]), offset: offsets[number])
             }
         } else {

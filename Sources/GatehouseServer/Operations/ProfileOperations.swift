@@ -11,7 +11,7 @@ enum ProfileOperations {
         let customerUserID = try fields.optionalString("customer_user_id")
         let token = try token(fields, "app_account_token")
         return { project throws(GatehouseError) in
-            let outcome = try project.createProfile(customerUserID: customerUserID, token: token)
+            let outcome = try project.createProfile(customerUserID: customerUserID, token: token, by: context.principal.role)
             var result = document(outcome.value.view, context)
             result.append("created", .bool(outcome.value.created))
             return Reply(result, after: outcome.lsn)
@@ -48,7 +48,7 @@ enum ProfileOperations {
         let customerUserID = try fields.string("customer_user_id")
         let token = try token(fields, "app_account_token")
         return { project throws(GatehouseError) in
-            let outcome = try project.identify(profile: id, customerUserID: customerUserID, token: token)
+            let outcome = try project.identify(profile: id, customerUserID: customerUserID, token: token, by: context.principal.role)
             var result = document(outcome.value.view, context)
             result.append("switched", .bool(outcome.value.switched))
             result.append("merged_from", .array(outcome.value.mergedFrom.map { .string($0.description) }))
@@ -59,7 +59,7 @@ enum ProfileOperations {
     static let logout = Operation(name: "profile.logout", roles: [.sdk, .server], body: .project { context throws(GatehouseError) in
         let id = try profileID(context.fields)
         return { project throws(GatehouseError) in
-            let outcome = try project.logout(profile: id)
+            let outcome = try project.logout(profile: id, by: context.principal.role)
             return Reply(document(outcome.value.view, context), after: outcome.lsn)
         }
     })

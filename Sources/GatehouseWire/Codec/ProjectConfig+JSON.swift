@@ -1,15 +1,20 @@
 public import GatehouseCore
 
 // A project configuration on the wire (PROTOCOL.md, "Configuration"). Decoding reads with
-// `Fields`, so every type or range problem names its field; missing fields take their defaults
-// and unknown ones are ignored. Encoding writes every field, defaults included, in the order
-// PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value.
+// `Fields`, so every type or range problem names its field; missing fields take their defaults,
+// and a key that no decoder here reads is refused at any depth (`Fields.strictly`): a misspelled
+// key must not empty a part of the config. Encoding writes every field, defaults included, in the
+// order PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value.
 
 extension ProjectConfig {
     /// Reads a `config.put` document and validates it as a whole: a config that fails anything
     /// throws `bad_request`, and the caller keeps the old one.
     public init(json: JSONObject) throws(GatehouseError) {
-        let fields = Fields(json)
+        self = try Fields.strictly(json, Self.init(fields:))
+        try validate()
+    }
+
+    private init(fields: Fields) throws(GatehouseError) {
         self.init(
             entitlements: try Self.decodeEach(
                 fields, "entitlements", max: Limits.entitlementsMax, EntitlementDefinition.init),
@@ -19,9 +24,9 @@ extension ProjectConfig {
             login: try fields.optionalEnumeration("login", LoginMode.self) ?? .alias,
             restore: try fields.optionalEnumeration("restore", RestoreMode.self) ?? .transfer,
             gracePeriodMs: try fields.optionalInt("grace_period_ms", in: Limits.gracePeriodMs) ?? 0,
-            stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings()
+            stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings(),
+            limits: try fields.optionalObject("limits").map(ProjectLimits.init) ?? ProjectLimits()
         )
-        try validate()
     }
 
     public var json: JSONValue {
@@ -34,6 +39,7 @@ extension ProjectConfig {
             "restore": .string(restore.rawValue),
             "grace_period_ms": .int(gracePeriodMs),
             "stores": stores.json,
+            "limits": limits.json,
         ]
     }
 
@@ -113,13 +119,30 @@ extension OfferingDefinition {
         self.init(
             id: try fields.string("id"),
             isDefault: try fields.optionalBool("is_default") ?? false,
+            description: try fields.optionalString(
+                "description", length: ProjectConfig.Limits.offeringDescriptionCharacters),
+            metadataJSON: try fields.optionalOpaqueObject("metadata").map { JSONWriter.string(.object($0)) },
             packages: try ProjectConfig.decodeEach(
                 fields, "packages", max: ProjectConfig.Limits.packagesPerOfferingMax, PackageDefinition.init)
         )
     }
 
     public var json: JSONValue {
-        ["id": .string(id), "is_default": .bool(isDefault), "packages": .array(packages.map(\.json))]
+        [
+            "id": .string(id),
+            "is_default": .bool(isDefault),
+            "description": .optional(description, JSONValue.string),
+            "metadata": metadata,
+            "packages": .array(packages.map(\.json)),
+        ]
+    }
+
+    /// The metadata object, read back from the text the decoder wrote. Text that is not an
+    /// object's JSON can only come from a damaged or crafted snapshot; it shows as none rather
+    /// than failing every answer that holds the config.
+    var metadata: JSONValue {
+        guard let text = metadataJSON, let object = (try? JSONParser.parse(text))?.objectValue else { return .null }
+        return .object(object)
     }
 }
 
@@ -167,5 +190,21 @@ extension AppStoreSettings {
             "environment": .string(environment.rawValue),
             "app_apple_id": .optional(appAppleID, JSONValue.int),
         ]
+    }
+}
+
+// MARK: Limits
+
+extension ProjectLimits {
+    init(fields: Fields) throws(GatehouseError) {
+        let defaults = ProjectLimits()
+        self.init(
+            sdkCreatesPerSecond: try fields.optionalInt(
+                "sdk_creates_per_second", in: ProjectConfig.Limits.sdkCreatesPerSecond) ?? defaults.sdkCreatesPerSecond
+        )
+    }
+
+    public var json: JSONValue {
+        ["sdk_creates_per_second": .int(sdkCreatesPerSecond)]
     }
 }

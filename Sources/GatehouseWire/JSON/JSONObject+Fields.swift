@@ -1,4 +1,5 @@
 public import GatehouseCore
+import Synchronization
 
 /// Typed, validating access to an object's fields. Every failure is `bad_request` with a
 /// message naming the field by its path (`products[2].grants[0].amount: expected an integer`),
@@ -7,18 +8,49 @@ public struct Fields: Sendable {
     public let object: JSONObject
     /// The path of this object inside the request, used as the prefix of field names in errors.
     public let path: String
+    /// Set in a strict reading (``strictly(_:path:_:)``): where this object's asked-for keys are
+    /// noted, and this object's place among the objects the reading reached.
+    private let reads: KeyReads?
+    private let visit: Int
 
     public init(_ object: JSONObject, path: String = "") {
+        self.init(object, path: path, reads: nil)
+    }
+
+    private init(_ object: JSONObject, path: String, reads: KeyReads?) {
         self.object = object
         self.path = path
+        self.reads = reads
+        self.visit = reads?.visit(object, path: path) ?? 0
+    }
+
+    /// Reads `object` with `decode`, then refuses every key that `decode` never asked for, in
+    /// `object` and in every object it reached through these fields (``object(_:)``,
+    /// ``objects(_:maxCount:)`` and their optional forms), whatever its value, `null` included:
+    /// `bad_request` naming the key's path (`products[0].entitelments: unknown key`). The set of
+    /// known keys is what the decoder reads, so it cannot drift from it. A misspelled key would
+    /// otherwise read as a missing one and quietly take its default.
+    public static func strictly<T>(
+        _ object: JSONObject, path: String = "", _ decode: (Fields) throws(GatehouseError) -> T
+    ) throws(GatehouseError) -> T {
+        let reads = KeyReads()
+        let value = try decode(Fields(object, path: path, reads: reads))
+        if let unknown = reads.firstUnknownKey() { throw .badField(unknown, "unknown key") }
+        return value
     }
 
     public func name(_ key: String) -> String {
+        Self.name(key, at: path)
+    }
+
+    fileprivate static func name(_ key: String, at path: String) -> String {
         path.isEmpty ? key : "\(path).\(key)"
     }
 
-    /// The raw value, treating `null` as absent.
+    /// The raw value, treating `null` as absent. Asking for a key makes it known to a strict
+    /// reading, whether or not the object holds it.
     public func value(_ key: String) -> JSONValue? {
+        reads?.ask(key, at: visit)
         guard let value = object[key], !value.isNull else { return nil }
         return value
     }
@@ -137,12 +169,21 @@ public struct Fields: Sendable {
         guard let object = value.objectValue else {
             throw .badField(name(key), "expected an object, got \(value.typeName)")
         }
-        return Fields(object, path: name(key))
+        return Fields(object, path: name(key), reads: reads)
     }
 
     public func optionalObject(_ key: String) throws(GatehouseError) -> Fields? {
         guard has(key) else { return nil }
         return try object(key)
+    }
+
+    /// An object field taken whole, as free-form data: a strict reading does not look at its keys.
+    public func optionalOpaqueObject(_ key: String) throws(GatehouseError) -> JSONObject? {
+        guard let value = value(key) else { return nil }
+        guard let object = value.objectValue else {
+            throw .badField(name(key), "expected an object, got \(value.typeName)")
+        }
+        return object
     }
 
     public func array(_ key: String, maxCount: Int = 10_000) throws(GatehouseError) -> [JSONValue] {
@@ -194,8 +235,44 @@ public struct Fields: Sendable {
             guard let object = element.objectValue else {
                 throw .badField(elementName, "expected an object, got \(element.typeName)")
             }
-            result.append(Fields(object, path: elementName))
+            result.append(Fields(object, path: elementName, reads: reads))
         }
         return result
+    }
+}
+
+/// The keys a strict reading asked for, per object it reached, in the order it reached them
+/// (so the first unknown key reported is the first in the document's reading order).
+private final class KeyReads: Sendable {
+    private struct Visit {
+        let object: JSONObject
+        let path: String
+        var asked: Set<String> = []
+    }
+
+    private let visits = Mutex<[Visit]>([])
+
+    /// Notes `object`, reached at `path`, and answers its place.
+    func visit(_ object: JSONObject, path: String) -> Int {
+        visits.withLock { visits in
+            visits.append(Visit(object: object, path: path))
+            return visits.count - 1
+        }
+    }
+
+    func ask(_ key: String, at visit: Int) {
+        visits.withLock { _ = $0[visit].asked.insert(key) }
+    }
+
+    /// The path of the first key no decoder asked for, if any.
+    func firstUnknownKey() -> String? {
+        visits.withLock { visits in
+            for visit in visits {
+                if let member = visit.object.members.first(where: { !visit.asked.contains($0.key) }) {
+                    return Fields.name(member.key, at: visit.path)
+                }
+            }
+            return nil
+        }
     }
 }
