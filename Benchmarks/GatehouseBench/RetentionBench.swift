@@ -118,7 +118,7 @@ enum RetentionBench {
             _ = try await project.putConfig(RestartBench.config)
             var profiles: [ProfileID] = []
             for number in 0..<count {
-                profiles.append(try await project.createProfile(customerUserID: "user-\(number)", token: nil).value.view.profile.id)
+                profiles.append(try await project.createProfile(customerUserID: "user-\(number)", token: nil, by: .server).value.view.profile.id)
             }
             return (project, profiles)
         } catch {
