@@ -66,6 +66,13 @@ public final class LineClient {
         }
     }
 
+    /// Whether bytes have arrived that were not read as lines yet, without waiting for any.
+    public func hasUnreadInput() -> Bool {
+        if consumed < buffer.count { return true }
+        var descriptor = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN) != 0
+    }
+
     /// Sends the end-of-file: the server answers what it has and then closes.
     public func finishSending() {
         socket.shutdownWrite()

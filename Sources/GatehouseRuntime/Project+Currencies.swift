@@ -20,7 +20,7 @@ extension Project {
         }
         // A replay answers once the first answer's change is durable (it may still be in flight).
         // The change is moved out of the decision, not copied: the answer needs none of it.
-        let lsn = try commitIfAny(decision.change.take())
+        let lsn = try commitIfAny(decision.change.take(), showing: decision.profileID)
         return Committed(TransactOutcome(transactionID: decision.transactionID, balance: decision.balance,
                                          replayed: decision.replayed), lsn: lsn)
     }
@@ -29,7 +29,9 @@ extension Project {
         -> Committed<[CurrencyEntry]>
     {
         let profile = try resolveID(lookup)
-        let history = try reading { state throws(GatehouseError) in try state.currencyHistory(profile: profile, currency: currency, limit: limit) }
-        return Committed(history, lsn: lastCommittedLSN)
+        let (history, canonical) = try reading { state throws(GatehouseError) in
+            (try state.currencyHistory(profile: profile, currency: currency, limit: limit), state.profiles.canonicalID(profile) ?? profile)
+        }
+        return Committed(history, lsn: lsnShowing(canonical))
     }
 }

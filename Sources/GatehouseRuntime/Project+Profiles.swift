@@ -29,7 +29,7 @@ public struct ProfileOutcome: Sendable {
 extension Project {
     public func profile(_ lookup: ProfileLookup) throws(GatehouseError) -> Committed<ProfileView> {
         let profile = try resolve(lookup)
-        return Committed(view(of: profile.id), lsn: lastCommittedLSN)
+        return Committed(view(of: profile.id), lsn: lsnShowing(profile.id))
     }
 
     /// `role`: who asks; a profile the public key's role (`sdk`) creates takes a token of the
@@ -75,7 +75,8 @@ extension Project {
 
     /// A page of the event feed.
     public func events(after cursor: UInt64, limit: Int) -> Committed<[Event]> {
-        Committed(peek { $0.events.events(after: cursor, limit: limit) }, lsn: lastCommittedLSN)
+        let events = peek { $0.events.events(after: cursor, limit: limit) }
+        return Committed(events, lsn: events.last.map { lsnShowing(sequence: $0.cursor) } ?? 0)
     }
 
     func resolve(_ lookup: ProfileLookup) throws(GatehouseError) -> Profile {
@@ -113,8 +114,10 @@ extension Project {
         return try carryOut(decision)
     }
 
+    /// A decision that changes nothing (a known customer user id, an identify with nothing to
+    /// switch) shows the profile in use as it is: it waits for that profile's newest change.
     private func carryOut(_ decision: ProjectState.ProfileDecision) throws(GatehouseError) -> Committed<ProfileOutcome> {
-        let lsn = try commitIfAny(decision.batch)
+        let lsn = decision.batch.changes.isEmpty ? lsnShowing(decision.profileID) : try commit(decision.batch)
         let outcome = ProfileOutcome(view: view(of: decision.profileID), created: decision.created,
                                      switched: decision.switched, mergedFrom: decision.mergedFrom)
         return Committed(outcome, lsn: lsn)
@@ -130,14 +133,20 @@ extension Project {
         }
     }
 
-    /// Logs and applies a batch that changes something; an empty one is a read of what is there.
+    /// Logs and applies a batch that changes something; an empty one is a read of what is there,
+    /// which may be anything of the project's (a notification id seen before): it waits for the
+    /// project's last change.
     func commitIfAny(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
         batch.changes.isEmpty ? lastCommittedLSN : try commit(batch)
     }
 
-    /// Logs and applies a transact's change; none (a replay) is a read of what is there.
-    func commitIfAny(_ transact: consuming ProjectState.TransactChange?) throws(GatehouseError) -> LSN {
-        guard let transact else { return lastCommittedLSN }
+    /// Logs and applies a transact's change. None (a replay) answers what the key's first use
+    /// left, which `profile`'s newest change covers: the first use touched it, or a profile
+    /// merged into it since, and the merge touched it after.
+    func commitIfAny(_ transact: consuming ProjectState.TransactChange?, showing profile: ProfileID) throws(GatehouseError)
+        -> LSN
+    {
+        guard let transact else { return lsnShowing(profile) }
         return try commit(transact)
     }
 
@@ -160,6 +169,6 @@ extension Project {
             _ = try state.resolveProfile(id)
             return state.config
         }
-        return Committed(config, lsn: lastCommittedLSN)
+        return Committed(config, lsn: configLSN)
     }
 }

@@ -20,7 +20,7 @@ extension Project {
             return Committed(SyncOutcome(cursor: decision.cursor, changed: [], view: nil), lsn: 0)
         }
         return Committed(SyncOutcome(cursor: decision.cursor, changed: decision.changed, view: view(of: decision.profileID)),
-                         lsn: lastCommittedLSN)
+                         lsn: lsnShowing(decision.profileID))
     }
 }
 

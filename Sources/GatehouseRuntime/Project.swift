@@ -55,6 +55,9 @@ public actor Project {
     /// The one timer of the project: it wakes at the earliest expiry (DESIGN.md: time moves too).
     private var expiryTimer: Task<Void, Never>?
     private var expiryTimerDeadlineMs: Int64?
+    /// The changes the log may not have made durable yet, for answers that wait for the newest
+    /// one they show.
+    private var recent = RecentChanges()
     /// The public key's profile creations (``ProjectLimits``). Runtime state: neither logged nor
     /// in snapshots, so a start begins with a full bucket.
     var sdkCreates = TokenBucket()
@@ -100,7 +103,26 @@ public actor Project {
     private static func lend<T>(_ state: inout ProjectState, to body: (borrowing ProjectState) -> T) -> T {
         body(state)
     }
-    var lastCommittedLSN: LSN { lastLSN }
+    /// The position of the project's last change, durable or not: what an answer that may reflect
+    /// any of the project's state waits for (an error, an answer that changed nothing).
+    public var lastCommittedLSN: LSN { lastLSN }
+
+    /// The position of the newest change a document of `profile` shows: its own last change, or
+    /// the config's (which the document is read against), whichever is newer; 0 when both are
+    /// durable. A read of one profile does not wait for the changes of others.
+    func lsnShowing(_ profile: ProfileID) -> LSN {
+        recent.prune(durableUpTo: log.durableLSN)
+        return max(recent.lsn(reflecting: profile), recent.configLSN)
+    }
+
+    /// The position of the change numbered `sequence` (a feed event's cursor), 0 if durable.
+    func lsnShowing(sequence: UInt64) -> LSN {
+        recent.prune(durableUpTo: log.durableLSN)
+        return recent.lsn(reflectingSequence: sequence)
+    }
+
+    /// The position of the newest config change (`config.get`, `offerings`).
+    var configLSN: LSN { recent.configLSN }
 
     /// Runs `body` inside the actor, in one visit: the way to run many requests' steps for the
     /// price of one hop. The changes `body` logs start their write together when it returns,
@@ -141,7 +163,7 @@ public actor Project {
     }
 
     public func config() -> Committed<ProjectConfig> {
-        Committed(state.config, lsn: lastLSN)
+        Committed(peek { $0.config }, lsn: configLSN)
     }
 
     /// Replaces the configuration as a whole; an invalid one changes nothing.
@@ -276,11 +298,12 @@ public actor Project {
         // The readers outside the actor learn what changed; the watchers' pushes are made. The
         // next deadline is read in the same visit of the state (each is a run-time exclusivity
         // check of the stored property, about 120 instructions).
-        let (pushes, nextDeadlineMs) = peek { state in
+        let (pushes, nextDeadlineMs, sequence) = peek { state in
             if effects.keysChanged { published.update(from: state) }
             syncBoard.publish(effects, from: state)
-            return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs)
+            return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs, state.sequence)
         }
+        recent.note(lsn: lsn, sequence: sequence, effects: effects) { log.durableLSN }
         if !pushes.isEmpty {
             log.whenDurable(lsn) {
                 for (target, line) in pushes { target.push(line) }

@@ -32,6 +32,7 @@ final class ConnectionInbox: Sendable {
         while let batch = mailbox.take() {
             for job in batch {
                 let (answer, durableAt) = await core.run(job.request, session: job.session)
+                core.stats.inboxRequestRan()
                 if let durableAt {
                     core.engine.log.whenDurable(durableAt) { job.done(answer) }
                 } else {

@@ -22,6 +22,9 @@ struct LaneOutcome: Sendable {
     let slot: UInt64
     let requestID: JSONValue
     let result: Result<Reply, GatehouseError>
+    /// The log position that must be durable before the answer goes out: the newest change it
+    /// shows (0: none that may still be lost).
+    let durableAt: LSN
 }
 
 /// The way into one project's actor for the project ops of every connection (``Operation/Body/project``).
@@ -61,32 +64,47 @@ final class ProjectLane: Sendable {
         while let jobs = mailbox.take(atMost: Self.roundJobsMax) {
             let outcomes = await project.perform { project in Self.run(jobs, in: project) }
             stats.laneRoundRan(steps: jobs.count)
-            deliver(outcomes.outcomes, after: outcomes.durableAt)
+            deliver(outcomes)
         }
     }
 
-    private static func run(_ jobs: [LaneJob], in project: isolated Project) -> (outcomes: [LaneOutcome], durableAt: LSN) {
+    /// Runs the round's steps. A step that fails may have seen any of the project's state (a
+    /// balance, a key's first use, a token's holder): its error waits for the project's last
+    /// change, unless its code shows no data (``ErrorCode/mayShowData``). A step refused for a
+    /// rotated key saw nothing.
+    private static func run(_ jobs: [LaneJob], in project: isolated Project) -> [LaneOutcome] {
         var outcomes: [LaneOutcome] = []
         outcomes.reserveCapacity(jobs.count)
-        var durableAt: LSN = 0
         for job in jobs {
             let result: Result<Reply, GatehouseError>
+            let durableAt: LSN
             if job.principal.isCurrent {
                 result = Result { () throws(GatehouseError) in try job.step(project) }
+                switch result {
+                case .success(let reply): durableAt = reply.durableAt ?? 0
+                case .failure(let error): durableAt = error.code.mayShowData ? project.lastCommittedLSN : 0
+                }
             } else {
                 result = .failure(Session.staleKeyError)
+                durableAt = 0
             }
-            if case .success(let reply) = result, let lsn = reply.durableAt { durableAt = max(durableAt, lsn) }
-            outcomes.append(LaneOutcome(connection: job.connection, slot: job.slot, requestID: job.requestID, result: result))
+            outcomes.append(LaneOutcome(connection: job.connection, slot: job.slot, requestID: job.requestID, result: result,
+                                        durableAt: durableAt))
         }
-        return (outcomes, durableAt)
+        return outcomes
     }
 
-    /// Sends the round's answers to their loops once the log is durable up to `lsn`: every
-    /// answer of the round waits for the round's last change, which shares its sync.
-    private func deliver(_ outcomes: [LaneOutcome], after lsn: LSN) {
-        guard lsn > 0 else { return Self.send(outcomes) }
-        log.whenDurable(lsn) { Self.send(outcomes) }
+    /// Sends the round's answers to their loops: those that show nothing the log may still lose
+    /// at once, the others once the log is durable up to the newest change among them (the
+    /// round's changes share a sync). A connection's own order is kept by its slots: an answer
+    /// that goes first waits there for those before it.
+    private func deliver(_ outcomes: [LaneOutcome]) {
+        let durable = log.durableLSN
+        guard let waiting = outcomes.lazy.map(\.durableAt).max(), waiting > durable else { return Self.send(outcomes) }
+        let now = outcomes.filter { $0.durableAt <= durable }
+        let later = now.isEmpty ? outcomes : outcomes.filter { $0.durableAt > durable }
+        if !now.isEmpty { Self.send(now) }
+        log.whenDurable(waiting) { Self.send(later) }
     }
 
     /// One task per loop carries that loop's answers. A connection writes its answers as soon

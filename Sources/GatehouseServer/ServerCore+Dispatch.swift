@@ -79,29 +79,51 @@ extension ServerCore {
     }
 
     /// Runs a deferred request on the connection's inbox, in order with the connection's
-    /// others. Answers its bytes and the log position that must be durable before they are sent.
+    /// others. Answers its bytes and the log position that must be durable before they are sent:
+    /// for a success, the newest change it shows; for an op that failed once it ran, the last
+    /// change of what it could see (its project, or for an operator the whole log), as its error
+    /// may show any of it. A request refused before it ran (its session, its role) shows nothing.
     func run(_ request: Request, session: Session) async -> (answer: [UInt8], durableAt: LSN?) {
         guard let operation = operations[request.op] else {
             return (Answer.failure(id: request.id, unknownOp(request.op)), nil)
         }
+        if case .session(let body) = operation.body {
+            do {
+                return (Answer.success(id: request.id, try body(request, session, self)), nil)
+            } catch {
+                return (Answer.failure(id: request.id, error), nil)
+            }
+        }
+        let context: OperationContext
+        do {
+            context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
+        } catch {
+            return (Answer.failure(id: request.id, error), nil)
+        }
         do {
             let reply: Reply
             switch operation.body {
-            case .session(let body):
-                reply = Reply(try body(request, session, self))
+            case .session:
+                preconditionFailure("session ops are answered above")
             case .inline(let body):
-                reply = Reply(try body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)))
+                reply = Reply(try body(context))
             case .async(let body), .fast(_, let body):
-                reply = try await body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session))
+                reply = try await body(context)
             case .project(let prepare):
-                let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
                 let step = try prepare(context)
                 reply = try await context.project.perform { project in Result { () throws(GatehouseError) in try step(project) } }.get()
             }
             return (Answer.success(id: request.id, reply.result), reply.durableAt)
         } catch {
-            return (Answer.failure(id: request.id, error), nil)
+            let durableAt = error.code.mayShowData ? await lastChange(seenBy: context.principal) : nil
+            return (Answer.failure(id: request.id, error), durableAt)
         }
+    }
+
+    /// The last change `principal` could have seen: its project's, or the log's for an operator.
+    private func lastChange(seenBy principal: Principal) async -> LSN {
+        guard let project = principal.project else { return engine.log.lastLSN }
+        return await project.lastCommittedLSN
     }
 
     /// The backend's hot write, `currency.transact`, read by ``TransactScan`` without the general

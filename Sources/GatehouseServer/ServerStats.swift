@@ -11,6 +11,7 @@ final class ServerStats: Sendable {
     private let requestsAtLastSample = Atomic<Int>(0)
     private let laneRoundCount = Atomic<Int>(0)
     private let laneStepCount = Atomic<Int>(0)
+    private let inboxRunCount = Atomic<Int>(0)
 
     init(startedNanoseconds: UInt64) {
         self.startedNanoseconds = startedNanoseconds
@@ -24,6 +25,8 @@ final class ServerStats: Sendable {
     /// many requests share a visit.
     var laneRounds: Int { laneRoundCount.load(ordering: .relaxed) }
     var laneSteps: Int { laneStepCount.load(ordering: .relaxed) }
+    /// Requests the connections' inboxes have run (``ConnectionInbox``).
+    var inboxRuns: Int { inboxRunCount.load(ordering: .relaxed) }
     /// Requests in the last whole second.
     var requestsPerSecond: Int { lastSecondRequests.load(ordering: .relaxed) }
 
@@ -45,6 +48,10 @@ final class ServerStats: Sendable {
 
     func requestReceived() {
         requestCount.add(1, ordering: .relaxed)
+    }
+
+    func inboxRequestRan() {
+        inboxRunCount.add(1, ordering: .relaxed)
     }
 
     func laneRoundRan(steps: Int) {

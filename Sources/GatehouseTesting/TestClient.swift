@@ -43,6 +43,12 @@ public final class TestClient: @unchecked Sendable {
         try await onQueue { try self.client.readLine() }
     }
 
+    /// Whether an answer (or part of one) has arrived and was not read, without waiting for it:
+    /// for a test that an answer is held back.
+    public func hasUnreadInput() async throws -> Bool {
+        try await onQueue { self.client.hasUnreadInput() }
+    }
+
     /// The next line parsed as a JSON object; fails the test's expectations with a clear error
     /// when the server closed the connection or sent something else.
     public func readAnswer() async throws -> JSONObject {

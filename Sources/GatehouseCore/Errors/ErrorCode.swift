@@ -24,3 +24,17 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     case readOnly = "read_only"
     case `internal`
 }
+
+extension ErrorCode {
+    /// Whether an error of this code may show the project's data (a balance, who holds a token,
+    /// that a key or a purchase is known): such an error waits, like a read, until what it may
+    /// show is durable. `read_only`, `overloaded` and `internal` describe the server, not the
+    /// data (the log refusing a write, a limit, a bug), and are answered at once, also when the
+    /// log has failed and nothing will become durable again.
+    public var mayShowData: Bool {
+        switch self {
+        case .readOnly, .overloaded, .internal: false
+        default: true
+        }
+    }
+}

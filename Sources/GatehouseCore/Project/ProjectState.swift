@@ -138,6 +138,9 @@ public struct ProjectState: Sendable, Equatable {
     /// merged away), and whether the config changed (every profile's `offerings`).
     public struct BatchEffects: Sendable, Equatable {
         public var changedProfiles: [ProfileID] = []
+        /// Profiles whose document changed with no part `sync` reports moving (their attributes
+        /// and last-seen time), not among `changedProfiles`.
+        public var touchedProfiles: [ProfileID] = []
         public var removedProfiles: [ProfileID] = []
         public var configChanged = false
         /// A key was rotated (connections check their key's generation on every request).
@@ -183,7 +186,9 @@ public struct ProjectState: Sendable, Equatable {
         currencies.forgetKeys(olderThan: retention.idempotencyMs, at: atMs)
         purchases.forgetNotifications(at: atMs)
         purchases.dropStaleDeadlines()
-        return BatchEffects(changedProfiles: counters.changed.sorted(), removedProfiles: counters.removed.sorted(),
+        let changed = counters.changed.sorted()
+        let touched = counters.attributesChanged.sorted().filter { !changed.contains($0) && !counters.removed.contains($0) }
+        return BatchEffects(changedProfiles: changed, touchedProfiles: touched, removedProfiles: counters.removed.sorted(),
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged)
     }
 
@@ -222,6 +227,7 @@ public struct ProjectState: Sendable, Equatable {
         /// The entitlements of profiles a change may affect, as they were before it.
         var entitlementsBefore: [ProfileID: [EntitlementView]] = [:]
         var changed = TouchedProfiles()
+        var attributesChanged = TouchedProfiles()
         var removed = TouchedProfiles()
         var configChanged = false
         var keysChanged = false
@@ -260,6 +266,11 @@ public struct ProjectState: Sendable, Equatable {
             } else {
                 few.removeAll { $0 == id }
             }
+        }
+
+        func contains(_ id: ProfileID) -> Bool {
+            if let many { return many.contains(id) }
+            return first == id || few.contains(id)
         }
 
         func sorted() -> [ProfileID] {
@@ -342,6 +353,7 @@ public struct ProjectState: Sendable, Equatable {
             }
             // Attributes are not `sync` changes: SDKs cannot read them (PROTOCOL.md).
             touch(id, atMs: atMs)
+            counters.attributesChanged.insert(id)
         case .profileDeleted(let id):
             profiles.remove(id)
             counters.removed.insert(id)

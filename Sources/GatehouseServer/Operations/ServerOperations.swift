@@ -28,6 +28,7 @@ enum ServerOperations {
             "requests": .int(stats.requests),
             "ops_per_second": .int(stats.requestsPerSecond),
             "lanes": ["rounds": .int(stats.laneRounds), "steps": .int(stats.laneSteps)],
+            "inbox": ["requests": .int(stats.inboxRuns)],
             "fsync": .string(core.configuration.fsync.rawValue),
             "storage": "wal",
             "wal_bytes": .int(Int64(wal.bytesOnDisk)),
