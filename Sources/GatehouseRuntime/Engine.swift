@@ -10,6 +10,8 @@ public struct EngineOptions: Sendable {
     /// Log bytes on disk past which the project holding the oldest segment is snapshotted, so
     /// one cold project cannot keep the whole log alive.
     public var walBytesCap = 1 << 30
+    /// Where `tenant.snapshot` writes and `tenant.restore` reads; `nil`: `<data-dir>/exports`.
+    public var exportsDirectory: String?
 
     public init(wal: WALOptions) {
         self.wal = wal
@@ -47,7 +49,7 @@ public final class Engine: Sendable {
         clock: any ServerClock, random: any RandomSource, logger: Logger,
         onFatal: @escaping @Sendable (StorageError) -> Void
     ) throws -> Engine {
-        let paths = DataPaths(root: dataDirectory)
+        let paths = DataPaths(root: dataDirectory, exports: options.exportsDirectory)
         for directory in [paths.wal, paths.snapshots, paths.exports] {
             try fileSystem.makeDirectoriesDurably(directory)
         }

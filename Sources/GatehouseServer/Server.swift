@@ -112,6 +112,7 @@ public final class Server: Sendable {
         wal.diskReserveBytes = configuration.diskReserveBytes ?? 2 * configuration.walSegmentBytes
         var options = EngineOptions(wal: wal)
         options.snapshotAfterLoggedBytes = configuration.snapshotAfterLoggedBytes
+        options.exportsDirectory = configuration.exportsDirectory
         let exitOnFailure = configuration.exitOnStorageFailure
         do {
             return try Engine.open(

@@ -82,7 +82,7 @@ import Testing
 
     @Test func projectWithBadUsageExitsWithTwo() async throws {
         for arguments in [["project"], ["project", "launch", "x"], ["project", "get"], ["project", "rotate-keys", "x"],
-                          ["serve", "--fsync=sometimes"], ["serve", "--bogus"], ["nonsense"]] {
+                          ["serve", "--fsync=sometimes"], ["serve", "--exports-dir="], ["serve", "--bogus"], ["nonsense"]] {
             let result = await (try GatehouseProcess(arguments)).finish()
             #expect(result.status == 2, "\(arguments)")
             #expect(result.errors.contains("error:"), "\(arguments)")
@@ -92,7 +92,7 @@ import Testing
     @Test func helpExplainsEveryServeOption() async throws {
         let result = await (try GatehouseProcess(["serve", "--help"])).finish()
         #expect(result.status == 0)
-        for option in ["--data-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
+        for option in ["--data-dir", "--exports-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
                        "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root"] {
             #expect(result.output.contains(option), "\(option)")
         }

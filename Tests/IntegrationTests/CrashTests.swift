@@ -249,21 +249,29 @@ struct SplitMix {
         #expect(whileRunning.errors.contains("in use"))
         #expect(await server.stop().status == 0)
 
+        // A stopped server's tenant goes wherever the operator says: export runs as them, with no server.
         let file = directory.appending("shop.snap")
         let export = await (try GatehouseProcess(["tenant", "export", "shop", "--data-dir=\(source)", "--out=\(file)"])).finish()
         #expect(export.status == 0, "\(export.errors)")
         #expect(export.output.contains(#""path":"\#(file)""#))
 
-        let target = try ServerProcess(dataDirectory: directory.appending("target"))
+        // A running server reads and writes only names inside its exports directory.
+        let incoming = directory.appending("incoming")
+        let target = try ServerProcess(dataDirectory: directory.appending("target"), extraArguments: ["--exports-dir=\(incoming)"])
         let common = ["--connect=\(target.address)", "--key=\(TestServer.adminKey)"]
-        let restore = await (try GatehouseProcess(["tenant", "restore", "shop", "--from=\(file)"] + common)).finish()
+        let outside = await (try GatehouseProcess(["tenant", "restore", "shop", "--from=\(file)"] + common)).finish()
+        #expect(outside.status == 1)
+        #expect(outside.errors.contains("bad_request"), "\(outside.errors)")
+        try FileManager.default.copyItem(atPath: file, toPath: incoming + "/shop.snap")
+        let restore = await (try GatehouseProcess(["tenant", "restore", "shop", "--from=shop.snap"] + common)).finish()
         #expect(restore.status == 0, "\(restore.errors)")
         let moved = try TestClient(connectingTo: target.address)
         try await moved.hello(secret)
         #expect(try await moved.call("config.get").object("config")?["entitlements"] == [["id": "pro"]])
-        let snapshot = await (try GatehouseProcess(["tenant", "snapshot", "shop"] + common)).finish()
+        let snapshot = await (try GatehouseProcess(["tenant", "snapshot", "shop", "--out=again.snap"] + common)).finish()
         #expect(snapshot.status == 0)
-        #expect(snapshot.output.contains("sha256"))
+        #expect(snapshot.output.contains(#""path":"\#(incoming)/again.snap""#), "\(snapshot.output)")
+        #expect(FileManager.default.fileExists(atPath: incoming + "/again.snap"))
         #expect(await target.stop().status == 0)
     }
 }
