@@ -105,7 +105,7 @@ private final class ClientThread: Sendable {
 
     /// The thread holds this object until ``stop()`` lets it end.
     init() {
-        OSThread.detached { [self] in
+        OSThread.detached(named: "test-client") { [self] in
             while true {
                 ready.wait()
                 let next = queue.withLock { queue -> (@Sendable () -> Void)?? in
