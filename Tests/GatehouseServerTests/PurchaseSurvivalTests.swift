@@ -93,7 +93,7 @@ import Testing
 
     @Test(arguments: [false, true])
     func everythingSurvivesARestart(checkpoint: Bool) async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let scene = try await Self.scene(f)
         if checkpoint {
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func changesAfterACheckpointComeBackFromTheLogOnTopOfTheSnapshot() async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let owner = try await f.create()
         let s = f.startMs
@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test func whatFellDueWhileTheServerWasDownIsAppliedAtStartUp() async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let s = f.startMs
         let owner = try await f.create("sleeper")
@@ -196,7 +196,7 @@ import Testing
     }
 
     @Test func aCheckpointedPendingExpiryIsAppliedAtStartUp() async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let s = f.startMs
         let owner = try await f.create()

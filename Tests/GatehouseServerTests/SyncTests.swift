@@ -342,7 +342,7 @@ struct SyncFixture {
 
     @Test(arguments: [false, true])
     func syncSurvivesARestart(checkpoint: Bool) async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let s = try await S.make(first)
         let t = s.f.startMs
         let alice = try await s.f.create("alice")

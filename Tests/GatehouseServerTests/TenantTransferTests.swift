@@ -52,21 +52,21 @@ import Testing
     }
 
     @Test func theExportsDirectoryCanLiveOutsideTheDataDirectoryAndIsCreatedPrivate() async throws {
-        let place = try TemporaryDirectory()
-        defer { place.remove() }
-        let exports = place.appending("backups/gatehouse")
-        try await withTestServer({ $0.exportsDirectory = exports }) { server in
-            var status = stat()
-            #expect(stat(exports, &status) == 0)
-            #expect(status.st_mode & 0o777 == 0o700)
-            _ = try await server.createProject("acme")
-            let admin = try await server.admin()
-            let standard = try await admin.call("tenant.snapshot", ["project": "acme"])
-            #expect(standard.string("path") == exports + "/acme-\(standard.int("cursor") ?? -1).snap")
-            #expect(try await admin.call("tenant.snapshot", ["project": "acme", "path": "named.snap"]).string("path")
-                == exports + "/named.snap")
-            #expect(!FileManager.default.fileExists(atPath: server.dataPath + "/exports"))
-            #expect(try await admin.call("tenant.restore", ["project": "acme-copy", "path": "named.snap"]).isSuccess)
+        try await withTemporaryDirectory { place in
+            let exports = place.appending("backups/gatehouse")
+            try await withTestServer({ $0.exportsDirectory = exports }) { server in
+                var status = stat()
+                #expect(stat(exports, &status) == 0)
+                #expect(status.st_mode & 0o777 == 0o700)
+                _ = try await server.createProject("acme")
+                let admin = try await server.admin()
+                let standard = try await admin.call("tenant.snapshot", ["project": "acme"])
+                #expect(standard.string("path") == exports + "/acme-\(standard.int("cursor") ?? -1).snap")
+                #expect(try await admin.call("tenant.snapshot", ["project": "acme", "path": "named.snap"]).string("path")
+                    == exports + "/named.snap")
+                #expect(!FileManager.default.fileExists(atPath: server.dataPath + "/exports"))
+                #expect(try await admin.call("tenant.restore", ["project": "acme-copy", "path": "named.snap"]).isSuccess)
+            }
         }
     }
 
@@ -103,7 +103,7 @@ import Testing
         try await withTestServer { server in
             let (_, path, _) = try await Self.exported(server)
             // A valid snapshot outside the exports directory, where each path below reaches it.
-            try FileManager.default.copyItem(atPath: path, toPath: server.dataPath + "/outside.snap")
+            try await TestFiles.copy(path, to: server.dataPath + "/outside.snap")
             let admin = try await server.admin()
             for name in [server.dataPath + "/outside.snap", "../outside.snap", "../exports/acme-1.snap", path, "./acme-1.snap"]
                 + Self.refusedNames(server)
@@ -130,11 +130,11 @@ import Testing
     }
 
     @Test func restoreOnAnotherServerKeepsKeysConfigAndCursor() async throws {
-        let source = try TestServer()
+        let source = try await TestServer.start()
         let (keys, path, _) = try await Self.exported(source)
         try await withTestServer { target in
             // The operator copies the file into the target's exports directory.
-            try FileManager.default.copyItem(atPath: path, toPath: target.dataPath + "/exports/moved.snap")
+            try await TestFiles.copy(path, to: target.dataPath + "/exports/moved.snap")
             let admin = try await target.admin()
             let restored = try await admin.call("tenant.restore", ["project": "acme", "path": "moved.snap"])
             #expect(restored.isSuccess)
@@ -198,8 +198,8 @@ import Testing
             let (_, path, _) = try await Self.exported(server)
             var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
             bytes[bytes.count / 2] ^= 0x40
-            try bytes.write(to: URL(fileURLWithPath: server.dataPath + "/exports/damaged.snap"))
-            try Data("not a snapshot".utf8).write(to: URL(fileURLWithPath: server.dataPath + "/exports/garbage.snap"))
+            try await TestFiles.write(bytes, to: server.dataPath + "/exports/damaged.snap")
+            try await TestFiles.write(Data("not a snapshot".utf8), to: server.dataPath + "/exports/garbage.snap")
             let admin = try await server.admin()
             for file in ["damaged.snap", "garbage.snap"] {
                 #expect(try await admin.call("tenant.restore", ["project": "fresh", "path": .string(file)]).errorCode == .badRequest)
