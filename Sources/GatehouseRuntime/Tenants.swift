@@ -118,7 +118,9 @@ extension Engine {
             return Committed(TenantRestore(project: id, cursor: state.sequence, profiles: state.profiles.count, keys: freshKeys), lsn: lsn)
         } catch {
             await live?.unfreeze()
-            try? fileSystem.unlink(paths.snapshots + "/" + file)
+            let staged = paths.snapshots + "/" + file
+            let fileSystem = self.fileSystem
+            try? await io.run { try fileSystem.unlink(staged) }
             throw error
         }
     }
@@ -138,22 +140,25 @@ extension Engine {
     }
 
     /// Reads and fully checks a snapshot file: `not_found` when it is missing, `bad_request` when
-    /// it is not a valid snapshot (nothing changes either way). Messages give the name, not
-    /// where the exports directory is.
+    /// it is not a valid snapshot (nothing changes either way).
     private func readSnapshot(_ path: String, named name: ExportName) async throws(GatehouseError) -> ProjectState {
         let fileSystem = self.fileSystem
-        let body: [UInt8]
+        // Decoding a big state takes seconds of a core: on the snapshot thread, with the read.
+        let loaded: Result<ProjectState, GatehouseError>
         do {
-            body = try await io.run { try SnapshotFile.read(path: path, fileSystem: fileSystem).1 }
+            loaded = try await io.run { () throws -> Result<ProjectState, GatehouseError> in
+                let body = try SnapshotFile.read(path: path, fileSystem: fileSystem).1
+                do {
+                    return .success(try StateCoding.decode(body))
+                } catch {
+                    return .failure(GatehouseError(.badRequest, "path: \(name) is not a valid snapshot: \(error)"))
+                }
+            }
         } catch let error as StorageError where error.code == .notFound {
             throw .notFound("file \(name) in the exports directory")
         } catch {
             throw GatehouseError(.badRequest, "path: \(name) is not a valid snapshot: \(error)")
         }
-        do {
-            return try StateCoding.decode(body)
-        } catch {
-            throw GatehouseError(.badRequest, "path: \(name) is not a valid snapshot: \(error)")
-        }
+        return try loaded.get()
     }
 }

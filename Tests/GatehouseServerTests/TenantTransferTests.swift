@@ -211,6 +211,24 @@ import Testing
         }
     }
 
+    @Test func aRestoreRefusedByAFullDiskChangesNothingAndLeavesNoStagedFile() async throws {
+        let disk = FaultyFileSystem()
+        try await withTestServer({
+            $0.fileSystem = disk
+            $0.diskReserveBytes = 1 << 20
+        }) { server in
+            _ = try await server.createProject("acme")
+            let admin = try await server.admin()
+            #expect(try await admin.call("tenant.snapshot", ["project": "acme", "path": "acme.snap"]).isSuccess)
+            // The state is staged as a snapshot file first; the log record that would make it count is refused.
+            disk.reportedFreeBytes = 1000
+            #expect(try await DiskFull.waitFor(admin, readOnly: true))
+            #expect(try await admin.call("tenant.restore", ["project": "copy", "path": "acme.snap"]).errorCode == .readOnly)
+            #expect(try await admin.call("project.get", ["project": "copy"]).errorCode == .notFound)
+            #expect(!disk.names(in: server.dataPath + "/snapshots").contains { $0.hasPrefix("restore-") }, "the staged file is removed")
+        }
+    }
+
     @Test func tenantOpsAreForTheAdminOnly() async throws {
         try await withTestServer { server in
             let keys = try await server.createProject("acme")
