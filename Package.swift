@@ -50,9 +50,13 @@ let package = Package(
         ),
 
         // MARK: Test support and tests
+        .target(name: "CGatehouseTestRun"),
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseStorage", "GatehouseBase", "CGatehouseLinux"]
+            dependencies: [
+                "GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseStorage", "GatehouseBase", "CGatehouseLinux",
+                "CGatehouseTestRun",
+            ]
         ),
         .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase"]),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"]),

@@ -166,10 +166,16 @@ public actor Checkpointer {
 }
 
 
-/// Where things live inside the data directory.
+/// Where things live inside the data directory, and the exports directory (inside it unless
+/// the operator put it elsewhere).
 struct DataPaths: Sendable {
     let root: String
+    let exports: String
     var wal: String { root + "/wal" }
     var snapshots: String { root + "/snapshots" }
-    var exports: String { root + "/exports" }
+
+    init(root: String, exports: String? = nil) {
+        self.root = root
+        self.exports = exports ?? root + "/exports"
+    }
 }

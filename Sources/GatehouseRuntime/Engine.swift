@@ -12,6 +12,8 @@ public struct EngineOptions: Sendable {
     public var walBytesCap = 1 << 30
     /// What every project keeps of its feed, histories and idempotency keys.
     public var retention = Retention.standard
+    /// Where `tenant.snapshot` writes and `tenant.restore` reads; `nil`: `<data-dir>/exports`.
+    public var exportsDirectory: String?
 
     public init(wal: WALOptions) {
         self.wal = wal
@@ -49,7 +51,7 @@ public final class Engine: Sendable {
         clock: any ServerClock, random: any RandomSource, logger: Logger,
         onFatal: @escaping @Sendable (StorageError) -> Void
     ) throws -> Engine {
-        let paths = DataPaths(root: dataDirectory)
+        let paths = DataPaths(root: dataDirectory, exports: options.exportsDirectory)
         for directory in [paths.wal, paths.snapshots, paths.exports] {
             try fileSystem.makeDirectoriesDurably(directory)
         }

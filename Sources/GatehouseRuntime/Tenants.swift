@@ -21,35 +21,56 @@ public struct TenantRestore: Sendable {
 
 /// Moving a tenant: export to a snapshot file, restore from one (PROTOCOL.md, `tenant.*`).
 extension Engine {
-    /// Writes a project's state, as of now and durable, to `path` (default
-    /// `<data-dir>/exports/<project>-<unix ms>.snap`).
-    public func exportTenant(_ id: ProjectID, to path: String?) async throws(GatehouseError) -> Committed<TenantExport> {
+    /// Writes a project's state, as of now and durable, as `name` in the exports directory
+    /// (default `<project>-<cursor>.snap`). A `name` that is not a plain file name
+    /// (``ExportName``) is `bad_request`, and nothing is written.
+    public func exportTenant(_ id: ProjectID, named name: String?) async throws(GatehouseError) -> Committed<TenantExport> {
+        let chosen = try name.map { (name) throws(GatehouseError) in try ExportName(validating: name) }
+        let exports = paths.exports
+        return try await exportTenant(id) { cursor in
+            exports + "/" + (chosen ?? .standard(project: id, cursor: cursor)).rawValue
+        }
+    }
+
+    /// Writes a project's state to `path`, wherever it is: for `gatehouse tenant export`, which
+    /// runs as the operator on a stopped server's data directory, never for a client's request.
+    public func exportTenant(_ id: ProjectID, toPath path: String) async throws(GatehouseError) -> Committed<TenantExport> {
+        try await exportTenant(id) { _ in path }
+    }
+
+    /// Captures the project, waits until what it shows is durable, and writes it to the path
+    /// `target` gives for its cursor.
+    private func exportTenant(_ id: ProjectID, target: (UInt64) -> String) async throws(GatehouseError)
+        -> Committed<TenantExport>
+    {
         guard let project = registry.project(id) else { throw .notFound("project \(id)") }
         let (state, lsn) = await project.captureForExport()
         await log.waitDurable(lsn)
-        let target = path ?? paths.exports + "/\(id)-\(registry.clock.nowMs()).snap"
+        let path = target(state.sequence)
         let header = SnapshotHeader(streamID: project.incarnation, lsn: lsn, createdMs: registry.clock.nowMs(),
                                     metadata: Array(id.rawValue.utf8))
         let fileSystem = self.fileSystem
         do {
             let written = try await io.run {
-                try SnapshotFile.write(path: target, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
+                try SnapshotFile.write(path: path, header: header, parts: StateCoding.encodeParts(state), fileSystem: fileSystem)
             }
-            registry.logger.info("tenant.exported", metadata: ["project": "\(id)", "path": "\(target)", "bytes": "\(written.bytes)"])
-            return Committed(TenantExport(path: target, cursor: state.sequence, profiles: state.profiles.count, bytes: written.bytes,
+            registry.logger.info("tenant.exported", metadata: ["project": "\(id)", "path": "\(path)", "bytes": "\(written.bytes)"])
+            return Committed(TenantExport(path: path, cursor: state.sequence, profiles: state.profiles.count, bytes: written.bytes,
                                           sha256: written.sha256), lsn: lsn)
         } catch {
-            throw GatehouseError(.badRequest, "path: cannot write \(target): \(error)")
+            throw GatehouseError(.badRequest, "path: cannot write \(path): \(error)")
         }
     }
 
-    /// Restores a tenant from a snapshot file as `id`: the same id keeps its keys; another id is
-    /// a clone with fresh keys. Over a live project only with `replace`. Each step is crash-safe:
-    /// the state is staged in its own snapshot file first, then one log record makes it count.
-    public func restoreTenant(_ id: ProjectID, from path: String, replace: Bool) async throws(GatehouseError)
+    /// Restores a tenant as `id` from the snapshot file `name` in the exports directory: the same
+    /// id keeps its keys; another id is a clone with fresh keys. Over a live project only with
+    /// `replace`. Each step is crash-safe: the state is staged in its own snapshot file first,
+    /// then one log record makes it count. A `name` that is not a plain file name is `bad_request`.
+    public func restoreTenant(_ id: ProjectID, named name: String, replace: Bool) async throws(GatehouseError)
         -> Committed<TenantRestore>
     {
-        let loaded = try await readSnapshot(path)
+        let file = try ExportName(validating: name)
+        let loaded = try await readSnapshot(paths.exports + "/" + file.rawValue, named: file)
         if registry.project(id) != nil, !replace {
             throw GatehouseError(.conflict, "project \(id) exists; pass \"replace\":true to overwrite it")
         }
@@ -97,7 +118,9 @@ extension Engine {
             return Committed(TenantRestore(project: id, cursor: state.sequence, profiles: state.profiles.count, keys: freshKeys), lsn: lsn)
         } catch {
             await live?.unfreeze()
-            try? fileSystem.unlink(paths.snapshots + "/" + file)
+            let staged = paths.snapshots + "/" + file
+            let fileSystem = self.fileSystem
+            try? await io.run { try fileSystem.unlink(staged) }
             throw error
         }
     }
@@ -118,20 +141,24 @@ extension Engine {
 
     /// Reads and fully checks a snapshot file: `not_found` when it is missing, `bad_request` when
     /// it is not a valid snapshot (nothing changes either way).
-    private func readSnapshot(_ path: String) async throws(GatehouseError) -> ProjectState {
+    private func readSnapshot(_ path: String, named name: ExportName) async throws(GatehouseError) -> ProjectState {
         let fileSystem = self.fileSystem
-        let body: [UInt8]
+        // Decoding a big state takes seconds of a core: on the snapshot thread, with the read.
+        let loaded: Result<ProjectState, GatehouseError>
         do {
-            body = try await io.run { try SnapshotFile.read(path: path, fileSystem: fileSystem).1 }
+            loaded = try await io.run { () throws -> Result<ProjectState, GatehouseError> in
+                let body = try SnapshotFile.read(path: path, fileSystem: fileSystem).1
+                do {
+                    return .success(try StateCoding.decode(body))
+                } catch {
+                    return .failure(GatehouseError(.badRequest, "path: \(name) is not a valid snapshot: \(error)"))
+                }
+            }
         } catch let error as StorageError where error.code == .notFound {
-            throw GatehouseError(.notFound, "file \(path)")
+            throw .notFound("file \(name) in the exports directory")
         } catch {
-            throw GatehouseError(.badRequest, "path: \(path) is not a valid snapshot: \(error)")
+            throw GatehouseError(.badRequest, "path: \(name) is not a valid snapshot: \(error)")
         }
-        do {
-            return try StateCoding.decode(body)
-        } catch {
-            throw GatehouseError(.badRequest, "path: \(path) is not a valid snapshot: \(error)")
-        }
+        return try loaded.get()
     }
 }

@@ -113,6 +113,7 @@ public final class Server: Sendable {
         var options = EngineOptions(wal: wal)
         options.snapshotAfterLoggedBytes = configuration.snapshotAfterLoggedBytes
         options.retention = configuration.retention
+        options.exportsDirectory = configuration.exportsDirectory
         let exitOnFailure = configuration.exitOnStorageFailure
         do {
             return try Engine.open(

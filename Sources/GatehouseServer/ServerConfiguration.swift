@@ -6,6 +6,9 @@ public import GatehouseStorage
 /// Everything `gatehouse serve` can be told, with the defaults a newcomer gets.
 public struct ServerConfiguration: Sendable {
     public var dataDirectory = "./gatehouse-data"
+    /// The only directory `tenant.snapshot` writes to and `tenant.restore` reads from; `nil`:
+    /// `<data-dir>/exports`.
+    public var exportsDirectory: String?
     public var listen = HostPort(host: "127.0.0.1", port: 7411)
     /// The operator's key. `nil`: read `<data-dir>/admin.key`, generating it on first start.
     public var adminKey: String?

@@ -139,6 +139,8 @@ public final class FaultyFileSystem: FileSystem {
     /// Makes every sync of a file whose path ends with `suffix` wait (before it does anything)
     /// until ``releaseSyncs()``: lets a test hold the log's flusher inside fdatasync while
     /// appenders queue behind it. Other files (a segment being prepared) sync normally.
+    /// The wait holds the syncing thread, which is the log's own: a server under test never
+    /// syncs from the concurrency pool (``TestServer`` fails a test that does).
     public func holdSyncs(ofFilesEndingWith suffix: String = ".wal") {
         gate.withLock { $0.heldSuffix = suffix }
     }

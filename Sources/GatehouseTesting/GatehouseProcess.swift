@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// The built `gatehouse` binary, run as a child process: for tests that need the real
-/// executable (command-line behaviour, signals, SIGKILL).
+/// executable (command-line behaviour, signals, SIGKILL). Everything that waits on the child
+/// (its start, its output, its exit) runs off the Swift concurrency pool.
 ///
 /// Started with `posix_spawn` rather than Foundation's `Process`: on Linux, `Process.run()`
 /// reads past a buffer while it lists `/proc/self/fd` (swift-corelibs-foundation#5472) and
@@ -28,8 +29,15 @@ public final class GatehouseProcess: Sendable {
 
     /// Starts `gatehouse` with `arguments` and this process's environment (without the admin and
     /// project keys) updated with `environment`; `input`, when given, is written to its standard
-    /// input, which is then closed.
-    public init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
+    /// input, which is then closed. The spawn waits for the child to exec, and the input for
+    /// the child to read it: both on a thread of their own.
+    public static func start(_ arguments: [String], environment: [String: String] = [:], input: String? = nil)
+        async throws -> GatehouseProcess
+    {
+        try await offThePool { try GatehouseProcess(arguments, environment: environment, input: input) }
+    }
+
+    private init(_ arguments: [String], environment: [String: String], input: String?) throws {
         var merged = ProcessInfo.processInfo.environment
         merged["GATEHOUSE_ADMIN_KEY"] = nil
         merged["GATEHOUSE_KEY"] = nil
@@ -92,15 +100,18 @@ public final class GatehouseProcess: Sendable {
     }
 
     /// Reads standard output up to and including the first line containing `marker`, or `nil`
-    /// when the process closes its output first. For waiting until a server says it listens.
-    public func readOutput(until marker: String) -> String? {
-        var collected: [UInt8] = []
-        while true {
-            let chunk = Self.read(output)
-            if chunk.isEmpty { return nil }
-            collected.append(contentsOf: chunk)
-            let text = String(decoding: collected, as: UTF8.self)
-            if let range = text.range(of: marker), text[range.upperBound...].contains("\n") { return text }
+    /// when the process closes its output first. For waiting until a server says it listens,
+    /// which takes as long as its start.
+    public func readOutput(until marker: String) async -> String? {
+        await offThePool { [self] in
+            var collected: [UInt8] = []
+            while true {
+                let chunk = Self.read(output)
+                if chunk.isEmpty { return nil }
+                collected.append(contentsOf: chunk)
+                let text = String(decoding: collected, as: UTF8.self)
+                if let range = text.range(of: marker), text[range.upperBound...].contains("\n") { return text }
+            }
         }
     }
 

@@ -6,13 +6,13 @@ import GatehouseBase
 /// thread limit the concurrency pool also draws on, stalling every server under test.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        OSThread.detached { continuation.resume(with: Result { try body() }) }
+        OSThread.detached(named: "off-the-pool") { continuation.resume(with: Result { try body() }) }
     }
 }
 
 /// ``offThePool(_:)`` for a body that cannot fail.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
-        OSThread.detached { continuation.resume(returning: body()) }
+        OSThread.detached(named: "off-the-pool") { continuation.resume(returning: body()) }
     }
 }

@@ -7,22 +7,28 @@ public final class ServerProcess: @unchecked Sendable {
     public let address: HostPort
     public let banner: String
 
-    /// Starts the server on `dataDirectory` and waits until it says where it listens.
-    public init(dataDirectory: String, extraArguments: [String] = []) throws {
-        process = try GatehouseProcess(
+    private init(process: GatehouseProcess, address: HostPort, banner: String) {
+        self.process = process
+        self.address = address
+        self.banner = banner
+    }
+
+    /// Starts the server on `dataDirectory` and waits (off the concurrency pool) until it says
+    /// where it listens.
+    public static func start(dataDirectory: String, extraArguments: [String] = []) async throws -> ServerProcess {
+        let process = try await GatehouseProcess.start(
             ["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--admin-key=\(TestServer.adminKey)",
              "--log-format=json"] + extraArguments
         )
-        guard let banner = process.readOutput(until: "admin key") else {
+        guard let banner = await process.readOutput(until: "admin key") else {
             throw ServerProcessError.didNotStart
         }
-        self.banner = banner
         guard let line = banner.split(separator: "\n").first(where: { $0.contains("listening on ") }),
             let range = line.range(of: "listening on "),
             let text = line[range.upperBound...].split(separator: " ").first,
             let address = HostPort(parsing: String(text))
         else { throw ServerProcessError.didNotStart }
-        self.address = address
+        return ServerProcess(process: process, address: address, banner: banner)
     }
 
     /// A connection that said hello with the admin key.

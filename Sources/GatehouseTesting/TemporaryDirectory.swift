@@ -19,3 +19,19 @@ public struct TemporaryDirectory: Sendable {
         path + "/" + component
     }
 }
+
+/// Runs `body` with a fresh temporary directory and removes it afterwards, also when `body`
+/// throws. Making and removing it touch the disk, so they run off the concurrency pool.
+public func withTemporaryDirectory<T>(prefix: String = "gatehouse-test", _ body: (TemporaryDirectory) async throws -> T)
+    async throws -> T
+{
+    let directory = try await offThePool { try TemporaryDirectory(prefix: prefix) }
+    do {
+        let result = try await body(directory)
+        await offThePool { directory.remove() }
+        return result
+    } catch {
+        await offThePool { directory.remove() }
+        throw error
+    }
+}

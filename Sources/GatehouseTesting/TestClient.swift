@@ -82,9 +82,16 @@ public final class TestClient: @unchecked Sendable {
         return answer
     }
 
-    /// Closes the connection at once, without reading what the server sends.
-    public func close() {
-        worker.sync { self.client.close() }
+    /// Closes the connection, without reading what the server sends, once the reads and writes
+    /// asked for before it are done (on the client's thread, so a pending read never blocks the
+    /// caller's).
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            worker.async {
+                self.client.close()
+                continuation.resume()
+            }
+        }
     }
 
     /// Sends end-of-file; the server answers what it has read and closes.
@@ -111,7 +118,7 @@ private final class ClientThread: Sendable {
 
     /// The thread holds this object until ``stop()`` lets it end.
     init() {
-        OSThread.detached { [self] in
+        OSThread.detached(named: "test-client") { [self] in
             while true {
                 ready.wait()
                 let next = queue.withLock { queue -> (@Sendable () -> Void)?? in
@@ -130,16 +137,6 @@ private final class ClientThread: Sendable {
     func async(_ job: @escaping @Sendable () -> Void) {
         queue.withLock { $0.jobs.append(job) }
         ready.signal()
-    }
-
-    /// Runs `job` on the thread and waits for it (jobs given before it run first).
-    func sync(_ job: @escaping @Sendable () -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        async {
-            job()
-            done.signal()
-        }
-        done.wait()
     }
 
     /// Ends the thread once the jobs given so far have run.

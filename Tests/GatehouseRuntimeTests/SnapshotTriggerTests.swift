@@ -1,8 +1,8 @@
-import Foundation
 import GatehouseBase
 import GatehouseCore
 @testable import GatehouseRuntime
 import GatehouseStorage
+import GatehouseTesting
 import Synchronization
 import Testing
 
@@ -45,18 +45,19 @@ import Testing
     }
 
     @Test func aRestartedProjectTakesItsThresholdFromTheSnapshotItLoaded() async throws {
-        let directory = Self.scratchDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let due = try await withEngine(floor: 1, in: directory) { engine, _ in
-            let project = try engine.registry.createProject(id: try ProjectID(validating: "acme"), name: nil).value.0
-            for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil, by: .server) }
-            _ = try await engine.checkpointer.checkpoint()
-            return await project.snapshotDueBytes
-        }
-        #expect(due > 100)
-        try await withEngine(floor: 1, in: directory) { engine, _ in
-            let project = try #require(engine.registry.project(try ProjectID(validating: "acme")))
-            #expect(await project.snapshotDueBytes == due)
+        try await withTemporaryDirectory(prefix: "gh-trigger") { scratch in
+            let directory = scratch.path
+            let due = try await withEngine(floor: 1, in: directory) { engine, _ in
+                let project = try engine.registry.createProject(id: try ProjectID(validating: "acme"), name: nil).value.0
+                for _ in 0..<20 { _ = try await project.createProfile(customerUserID: "user-\(Self.nextUser())", token: nil, by: .server) }
+                _ = try await engine.checkpointer.checkpoint()
+                return await project.snapshotDueBytes
+            }
+            #expect(due > 100)
+            try await withEngine(floor: 1, in: directory) { engine, _ in
+                let project = try #require(engine.registry.project(try ProjectID(validating: "acme")))
+                #expect(await project.snapshotDueBytes == due)
+            }
         }
     }
 
@@ -84,16 +85,12 @@ import Testing
     /// Fixed-width customer ids, so every profile's record has the same size.
     private static func nextUser() -> Int { users.withLock { $0 += 1; return $0 } }
 
-    private static func scratchDirectory() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("gh-trigger-\(UUID().uuidString)").path
-    }
-
     /// An engine on a scratch directory whose trigger counts requests instead of snapshotting
     /// (`checkpoint()` still snapshots).
     private func withEngine(floor: Int, _ body: (Engine, RequestCount) async throws -> Void) async throws {
-        let directory = Self.scratchDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await withEngine(floor: floor, in: directory, body)
+        try await withTemporaryDirectory(prefix: "gh-trigger") { directory in
+            try await withEngine(floor: floor, in: directory.path, body)
+        }
     }
 
     /// ``withEngine(floor:_:)`` on `directory`, which outlives it.
@@ -102,12 +99,16 @@ import Testing
     {
         var options = EngineOptions(wal: WALOptions(policy: .none))
         options.snapshotAfterLoggedBytes = floor
-        let engine = try Engine.open(
-            dataDirectory: directory, fileSystem: NativeFileSystem(), options: options,
-            adminKey: "ak_test_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32),
-            clock: SystemServerClock(), random: SystemRandomSource(),
-            logger: Logger(label: "trigger-test", handler: StreamLogHandler(), logLevel: .warning), onFatal: { _ in }
-        )
+        let chosen = options
+        // Recovery reads and syncs the real disk: off the concurrency pool.
+        let engine = try await offThePool {
+            try Engine.open(
+                dataDirectory: directory, fileSystem: NativeFileSystem(), options: chosen,
+                adminKey: "ak_test_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32),
+                clock: SystemServerClock(), random: SystemRandomSource(),
+                logger: Logger(label: "trigger-test", handler: StreamLogHandler(), logLevel: .warning), onFatal: { _ in }
+            )
+        }
         let requests = RequestCount()
         engine.registry.trigger.install { _ in requests.add() }
         do {

@@ -133,7 +133,7 @@ import Testing
             $0.testClock = true
             $0.appStoreRootCertificates = [chain.rootDER]
         }
-        let first = try TestServer(configure)
+        let first = try await TestServer.start(configure)
         let f = try await StoreFixture.make(first)
         try await f.putConfig(A.config())
         let a = A(f: f, chain: chain)

@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func offeringDescriptionAndMetadataAreShownAndSurviveTheLogAndASnapshot() async throws {
-        var server = try TestServer()
+        var server = try await TestServer.start()
         let keys = try await server.createProject("acme")
         let backend = try server.connect()
         try await backend.hello(keys.secretKey)

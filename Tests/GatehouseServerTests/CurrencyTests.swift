@@ -201,7 +201,7 @@ struct CurrencyFixture {
     typealias M = CurrencyFixture.Movement
     static let day = StoreFixture.day
 
-    static func server() throws -> TestServer { try TestServer { $0.testClock = true } }
+    static func server() async throws -> TestServer { try await TestServer.start { $0.testClock = true } }
 
     // MARK: Credits, debits and the document
 
@@ -763,7 +763,7 @@ struct CurrencyFixture {
                 #expect(entries.count == round + 2)
                 #expect(entries.first?.string("transaction_id") == answers.first?.string("transaction_id"))
                 #expect(try await c.balance(ivan.id) == expected)
-                for client in clients { client.close() }
+                for client in clients { await client.close() }
             }
             try await c.expectEventsMatchHistory(ivan.id)
         }
@@ -773,7 +773,7 @@ struct CurrencyFixture {
 
     @Test(arguments: [false, true])
     func balancesHistoriesAndKeysSurviveARestart(checkpoint: Bool) async throws {
-        let first = try Self.server()
+        let first = try await Self.server()
         let c = try await C.make(first)
         let f = c.f
         let s = c.startMs

@@ -15,7 +15,7 @@ import Testing
     ]
 
     @Test func projectsKeysAndConfigSurviveARestart() async throws {
-        let first = try TestServer()
+        let first = try await TestServer.start()
         let acme = try await first.createProject("acme")
         let doomed = try await first.createProject("doomed")
         let backend = try first.connect()
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func checkpointSnapshotsEveryProjectAndChangesAfterItAreReplayed() async throws {
-        let first = try TestServer()
+        let first = try await TestServer.start()
         let keys = try await first.createProject("acme")
         _ = try await first.createProject("other")
         let backend = try first.connect()
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func projectsSnapshotThemselvesAfterEnoughLogAndRecoverFromThat() async throws {
-        let first = try TestServer { $0.snapshotAfterLoggedBytes = 1 }
+        let first = try await TestServer.start { $0.snapshotAfterLoggedBytes = 1 }
         let keys = try await first.createProject("acme")
         let backend = try first.connect()
         try await backend.hello(keys.secretKey)
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func restartingTwiceInARowLosesNothing() async throws {
-        var server = try TestServer()
+        var server = try await TestServer.start()
         let keys = try await server.createProject("acme")
         for round in 0..<3 {
             let backend = try server.connect()
@@ -106,7 +106,7 @@ import Testing
 /// Damage the server must survive or refuse cleanly.
 @Suite struct DamagedState {
     @Test func damagedNewestSnapshotFallsBackToThePreviousOneAndTheLog() async throws {
-        let first = try TestServer()
+        let first = try await TestServer.start()
         let keys = try await first.createProject("acme")
         let backend = try first.connect()
         try await backend.hello(keys.secretKey)
@@ -123,9 +123,9 @@ import Testing
         let newest = try #require(names.last)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + newest))
         bytes[bytes.count / 2] ^= 0x01
-        try bytes.write(to: URL(fileURLWithPath: directory + "/" + newest))
+        try await TestFiles.write(bytes, to: directory + "/" + newest)
 
-        let second = try TestServer(dataDirectory: first.dataDirectory)
+        let second = try await TestServer.start(dataDirectory: first.dataDirectory)
         let check = try second.connect()
         try await check.hello(keys.secretKey)
         #expect(try await check.call("config.get").object("config")?["entitlements"] == [["id": "v3"]])
@@ -135,7 +135,7 @@ import Testing
 
     @Test func failedFsyncStopsWritesAndAnswersNothingInFlightAndTheDiskRecovers() async throws {
         let disk = FaultyFileSystem()
-        let first = try TestServer {
+        let first = try await TestServer.start {
             $0.fileSystem = disk
             // The write that is never answered holds its connection open; do not wait long for it.
             $0.shutdownGrace = .milliseconds(100)
@@ -160,7 +160,7 @@ import Testing
 
         // What reached the disk is what the next start sees: the acknowledged write, never "later".
         let survivor = disk.crash(seed: 7, .dropUnsynced)
-        let second = try TestServer(dataDirectory: first.dataDirectory) { $0.fileSystem = survivor }
+        let second = try await TestServer.start(dataDirectory: first.dataDirectory) { $0.fileSystem = survivor }
         let check = try second.connect()
         try await check.hello(keys.secretKey)
         let entitlements = try await check.call("config.get").object("config")?["entitlements"]
@@ -201,7 +201,7 @@ import Testing
     }
 
     @Test func profilesAliasesAndEventsSurviveARestartFromLogAndFromSnapshot() async throws {
-        let first = try TestServer()
+        let first = try await TestServer.start()
         let ids = try await Self.populate(first)
         let second = try await first.restart()
         try await Self.check(second, ids)
@@ -212,11 +212,12 @@ import Testing
     }
 
     @Test func profilesMoveWithATenantSnapshot() async throws {
-        let source = try TestServer()
+        let source = try await TestServer.start()
         let ids = try await Self.populate(source)
-        let path = try #require(try await source.admin().call("tenant.snapshot", ["project": "acme"]).string("path"))
+        let path = try #require(try await source.admin().call("tenant.snapshot", ["project": "acme", "path": "acme.snap"]).string("path"))
         try await withTestServer { target in
-            #expect(try await target.admin().call("tenant.restore", ["project": "acme", "path": .string(path)]).isSuccess)
+            try await TestFiles.copy(path, to: target.dataPath + "/exports/acme.snap")
+            #expect(try await target.admin().call("tenant.restore", ["project": "acme", "path": "acme.snap"]).isSuccess)
             try await Self.check(target, ids)
         }
         await source.stop()

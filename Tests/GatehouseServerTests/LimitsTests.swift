@@ -88,7 +88,7 @@ import Testing
                 let client = try await server.admin()
                 let batch = String(repeating: #"{"op":"project.list"}"# + "\n" + #"{"op":"server.stats"}"# + "\n", count: 2000)
                 try await client.sendRaw(Array(batch.utf8))
-                client.close()
+                await client.close()
             }
             let fresh = try await server.admin()
             #expect(try await fresh.call("server.stats").isSuccess)

@@ -93,7 +93,7 @@ import Testing
 
     @Test(arguments: [false, true])
     func everythingSurvivesARestart(checkpoint: Bool) async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let scene = try await Self.scene(f)
         if checkpoint {
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func changesAfterACheckpointComeBackFromTheLogOnTopOfTheSnapshot() async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let owner = try await f.create()
         let s = f.startMs
@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test func whatFellDueWhileTheServerWasDownIsAppliedAtStartUp() async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let s = f.startMs
         let owner = try await f.create("sleeper")
@@ -197,7 +197,7 @@ import Testing
     }
 
     @Test func aCheckpointedPendingExpiryIsAppliedAtStartUp() async throws {
-        let first = try TestServer { $0.testClock = true }
+        let first = try await TestServer.start { $0.testClock = true }
         let f = try await F.make(first)
         let s = f.startMs
         let owner = try await f.create()
@@ -219,14 +219,13 @@ import Testing
             let scene = try await Self.scene(f)
             let s = f.startMs
             let before = try await Self.observe(f, scene)
-            let snapshot = try await f.admin.call("tenant.snapshot", ["project": "acme"])
+            let snapshot = try await f.admin.call("tenant.snapshot", ["project": "acme", "path": "acme.snap"])
             #expect(snapshot.isSuccess, "\(snapshot)")
-            let path = try #require(snapshot.string("path"))
 
             // Changes after the snapshot are undone by the restore.
             #expect(try await f.notify(F.event("n20", "uncancel", "t1"))["applied"] == true)
             #expect(try await f.report(scene.owner.id, F.subscription("late", purchasedMs: s, expiresMs: s + Self.day)).isSuccess)
-            let restored = try await f.admin.call("tenant.restore", ["project": "acme", "path": .string(path), "replace": true])
+            let restored = try await f.admin.call("tenant.restore", ["project": "acme", "path": "acme.snap", "replace": true])
             #expect(restored.isSuccess, "\(restored)")
 
             let g = try await f.reconnected(to: server)
@@ -260,9 +259,8 @@ import Testing
             let f = try await F.make(server)
             let scene = try await Self.scene(f)
             let before = try await Self.observe(f, scene)
-            let snapshot = try await f.admin.call("tenant.snapshot", ["project": "acme"])
-            let path = try #require(snapshot.string("path"))
-            let clone = try await f.admin.call("tenant.restore", ["project": "acme-copy", "path": .string(path)])
+            #expect(try await f.admin.call("tenant.snapshot", ["project": "acme", "path": "acme.snap"]).isSuccess)
+            let clone = try await f.admin.call("tenant.restore", ["project": "acme-copy", "path": "acme.snap"])
             #expect(clone.isSuccess, "\(clone)")
             let keys = try #require(clone.object("keys"))
             let c = try await f.reconnected(
@@ -294,12 +292,11 @@ import Testing
             _ = try await Self.scene(f)
             let profiles = try #require(try await f.admin.call("project.get", ["project": "acme"]).object("project")?.int("profiles"))
             #expect(profiles > 0)
-            let snapshot = try await f.admin.call("tenant.snapshot", ["project": "acme"])
+            let snapshot = try await f.admin.call("tenant.snapshot", ["project": "acme", "path": "acme.snap"])
             #expect(snapshot.int("profiles") == profiles, "\(snapshot)")
-            let path = try #require(snapshot.string("path"))
-            let clone = try await f.admin.call("tenant.restore", ["project": "acme-copy", "path": .string(path)])
+            let clone = try await f.admin.call("tenant.restore", ["project": "acme-copy", "path": "acme.snap"])
             #expect(clone.int("profiles") == profiles, "\(clone)")
-            let replaced = try await f.admin.call("tenant.restore", ["project": "acme", "path": .string(path), "replace": true])
+            let replaced = try await f.admin.call("tenant.restore", ["project": "acme", "path": "acme.snap", "replace": true])
             #expect(replaced.int("profiles") == profiles, "\(replaced)")
         }
     }
@@ -310,10 +307,10 @@ import Testing
             let s = f.startMs
             let owner = try await f.create()
             #expect(try await f.report(owner.id, F.subscription("t1", purchasedMs: s, expiresMs: s + Self.day)).isSuccess)
-            let path = try #require(try await f.admin.call("tenant.snapshot", ["project": "acme"]).string("path"))
+            #expect(try await f.admin.call("tenant.snapshot", ["project": "acme", "path": "acme.snap"]).isSuccess)
             // The clock passes the expiry before the restore: the clone's copy is due at once.
             try await f.advance(2 * Self.day)
-            let clone = try await f.admin.call("tenant.restore", ["project": "later", "path": .string(path)])
+            let clone = try await f.admin.call("tenant.restore", ["project": "later", "path": "acme.snap"])
             let keys = try #require(clone.object("keys"))
             let c = try await f.reconnected(
                 to: server, project: "later", keys: (try #require(keys.string("public")), try #require(keys.string("secret"))))

@@ -32,7 +32,7 @@ import Testing
     /// Over the wire and across a restart (the log replayed under the same limits): a profile's
     /// history shows its newest entries, its balance every credit's.
     @Test func aServerKeepsTheNewestHistoryEntriesAcrossARestart() async throws {
-        let first = try TestServer {
+        let first = try await TestServer.start {
             $0.testClock = true
             $0.retention.historyEntriesPerCurrency = 3
         }

@@ -419,7 +419,7 @@ import Glibc
             let profile = try await scene.create()
             // One closes while idle, one with pushes on their way to it.
             let idle = try await scene.watcher(.publicKey, watching: [profile.id])
-            idle.client.close()
+            await idle.client.close()
             let busy = try await scene.watcher(.publicKey, watching: [profile.id])
             var writes: [UInt8] = []
             for index in 0..<20 {
@@ -430,7 +430,7 @@ import Glibc
                 writes += JSONWriter.serialize(.object(request)) + [UInt8(ascii: "\n")]
             }
             try await scene.backend.sendRaw(writes)
-            busy.client.close()
+            await busy.client.close()
             for index in 0..<20 {
                 let answer = try await scene.backend.readAnswer()
                 #expect(answer.isSuccess && answer.int("id") == Int64(index), "\(answer)")

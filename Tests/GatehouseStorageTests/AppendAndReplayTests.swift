@@ -98,20 +98,20 @@ import Testing
     }
 
     @Test func aLogOnTheRealDiskReopens() async throws {
-        let directory = try TemporaryDirectory(prefix: "gatehouse-wal")
-        defer { directory.remove() }
-        let path = directory.appending("data/wal")
-        let first = try openLog(NativeFileSystem(), testOptions(), directory: path)
-        try appendTestRecords(first.log, 1...500)
-        await first.log.waitDurable(500)
-        await first.log.close()
-        let second = try openLog(NativeFileSystem(), testOptions(), directory: path)
-        expectReplay(second, from: 1, through: 500)
-        #expect(try second.log.append(testRecord(501)) == 501)
-        await second.log.close()
-        let third = try openLog(NativeFileSystem(), testOptions(), directory: path)
-        expectReplay(third, from: 1, through: 501)
-        await third.log.close()
+        try await withTemporaryDirectory(prefix: "gatehouse-wal") { directory in
+            let path = directory.appending("data/wal")
+            let first = try await openLogOnTheRealDisk(directory: path)
+            try appendTestRecords(first.log, 1...500)
+            await first.log.waitDurable(500)
+            await first.log.close()
+            let second = try await openLogOnTheRealDisk(directory: path)
+            expectReplay(second, from: 1, through: 500)
+            #expect(try second.log.append(testRecord(501)) == 501)
+            await second.log.close()
+            let third = try await openLogOnTheRealDisk(directory: path)
+            expectReplay(third, from: 1, through: 501)
+            await third.log.close()
+        }
     }
 
     @Test func theLogRemembersItsDatabaseIDAndRefusesAnother() async throws {

@@ -38,7 +38,7 @@ import Glibc
     static func startAppenders(_ log: WriteAheadLog, oracle: Oracle, threads: Int, seed: UInt64) {
         for thread in 0..<threads {
             oracle.running.add(1, ordering: .relaxed)
-            OSThread.detached {
+            OSThread.detached(named: "appender") {
                 let random = SeededRandomSource(seed: seed &* 1000 &+ UInt64(thread))
                 var counter: UInt32 = 0
                 while !oracle.stop.load(ordering: .relaxed) {

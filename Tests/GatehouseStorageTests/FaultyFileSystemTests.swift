@@ -105,32 +105,61 @@ import Glibc
         #expect(disk.crashedDisk?.contents(of: "/d/f") == [1])
     }
 
-    @Test func theNativeFileSystemDoesWhatTheSeamPromises() throws {
-        let directory = try TemporaryDirectory(prefix: "gatehouse-fs")
-        defer { directory.remove() }
-        let fs = NativeFileSystem()
-        let path = directory.appending("a/b")
+    @Test func theNativeFileSystemDoesWhatTheSeamPromises() async throws {
+        try await withTemporaryDirectory(prefix: "gatehouse-fs") { directory in
+            // Every call waits on the disk: they run off the concurrency pool and are checked here.
+            let seen = try await offThePool { try Self.exercise(NativeFileSystem(), in: directory.appending("a/b")) }
+            #expect(seen.secondCreateNewFailed)
+            #expect(seen.sizeAfterAllocate == 8192)
+            #expect(seen.readBack == [0, 1, 2, 3, 0])
+            #expect(seen.sizeAfterTruncate == 102)
+            #expect(seen.namesAfterRename == ["g"])
+            #expect(seen.renamedContents == Array(repeating: 0, count: 100) + [1, 2])
+            #expect(seen.atomicContents == [5, 6])
+            #expect(seen.namesAfterUnlink == ["h"])
+            #expect(seen.freeBytes > 0)
+            #expect(seen.openMissingFailed)
+        }
+    }
+
+    /// What ``theNativeFileSystemDoesWhatTheSeamPromises()`` checks.
+    struct SeamObservations: Sendable {
+        var secondCreateNewFailed = false
+        var sizeAfterAllocate = 0
+        var readBack: [UInt8] = []
+        var sizeAfterTruncate = 0
+        var namesAfterRename: [String] = []
+        var renamedContents: [UInt8] = []
+        var atomicContents: [UInt8] = []
+        var namesAfterUnlink: Set<String> = []
+        var freeBytes = 0
+        var openMissingFailed = false
+    }
+
+    static func exercise(_ fs: NativeFileSystem, in path: String) throws -> SeamObservations {
+        var seen = SeamObservations()
         try fs.makeDirectoriesDurably(path)
         let file = try fs.open(path + "/f", .createNew)
-        #expect(throws: SystemError.self) { try fs.open(path + "/f", .createNew) }
+        seen.secondCreateNewFailed = (try? fs.open(path + "/f", .createNew)) == nil
         try fs.allocate(file, offset: 0, length: 8192)
         try fs.writeAll(file, at: 100, [1, 2, 3])
         try fs.syncData(file)
-        #expect(try fs.size(of: file) == 8192)
-        #expect(try fs.read(file, at: 99, count: 5) == [0, 1, 2, 3, 0])
+        seen.sizeAfterAllocate = try fs.size(of: file)
+        seen.readBack = try fs.read(file, at: 99, count: 5)
         try fs.truncate(file, to: 102)
         try fs.sync(file)
         fs.close(file)
-        #expect(try fs.fileSize(atPath: path + "/f") == 102)
+        seen.sizeAfterTruncate = try fs.fileSize(atPath: path + "/f")
         try fs.rename(path + "/f", to: path + "/g")
         try fs.syncDirectory(path)
-        #expect(try fs.listDirectory(path) == ["g"])
-        #expect(try fs.readFile(path + "/g") == Array(repeating: 0, count: 100) + [1, 2])
+        seen.namesAfterRename = try fs.listDirectory(path)
+        seen.renamedContents = try fs.readFile(path + "/g")
         try fs.writeFileAtomically(path + "/h", [5, 6])
-        #expect(try fs.readFile(path + "/h") == [5, 6])
+        seen.atomicContents = try fs.readFile(path + "/h")
         try fs.unlink(path + "/g")
-        #expect(Set(try fs.listDirectory(path)) == ["h"])
-        #expect(try fs.freeBytes(path) > 0)
-        #expect(throws: SystemError.self) { try fs.open(path + "/missing", .readOnly) }
+        seen.namesAfterUnlink = Set(try fs.listDirectory(path))
+        seen.freeBytes = try fs.freeBytes(path)
+        seen.openMissingFailed = (try? fs.open(path + "/missing", .readOnly)) == nil
+        return seen
     }
 }

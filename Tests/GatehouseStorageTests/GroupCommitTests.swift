@@ -25,7 +25,7 @@ import Glibc
         let perThreadLSNs = Mutex<[[LSN]]>(Array(repeating: [], count: threads))
         let done = Mutex(0)
         for thread in 0..<threads {
-            OSThread.detached {
+            OSThread.detached(named: "appender") {
                 for index in 0..<perThread {
                     let record = WALRecord(kind: UInt16(thread), payload: [UInt8(thread), UInt8(truncatingIfNeeded: index)])
                     guard let lsn = try? log.append(record) else { Issue.record("append failed"); continue }

@@ -46,7 +46,7 @@ final class FatalRecorder: Sendable {
 }
 
 /// A log opened for a test, with what recovery replayed.
-struct OpenedLog {
+struct OpenedLog: Sendable {
     let log: WriteAheadLog
     let report: RecoveryReport
     let replayed: [(lsn: LSN, record: WALRecord)]
@@ -72,6 +72,12 @@ func openLog(
 }
 
 /// Checks that a replay holds exactly `testRecord(lsn)` for each LSN from `first` through `last`.
+/// ``openLog(_:_:directory:replayFrom:logger:)`` on the real disk, where recovery waits on
+/// fsyncs: off the concurrency pool.
+func openLogOnTheRealDisk(_ options: WALOptions = testOptions(), directory: String) async throws -> OpenedLog {
+    try await offThePool { try openLog(NativeFileSystem(), options, directory: directory) }
+}
+
 func expectReplay(_ opened: OpenedLog, from first: LSN, through last: LSN, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(opened.replayedLSNs == Array(first...max(first, last)).filter { $0 <= last }, sourceLocation: sourceLocation)
     for (lsn, record) in opened.replayed where record != testRecord(lsn) {

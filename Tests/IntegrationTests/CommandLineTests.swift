@@ -7,7 +7,7 @@ import Testing
 @Suite struct CommandLineTool {
     @Test func callSendsEachRequestAndPrintsEachAnswer() async throws {
         try await withTestServer { server in
-            let call = try GatehouseProcess([
+            let call = try await GatehouseProcess.start([
                 "call", "--connect=\(server.address)", "--key", TestServer.adminKey,
                 #"{"op":"project.create","project":"demo"}"#, #"{"op":"project.get","project":"demo"}"#,
             ])
@@ -32,7 +32,7 @@ import Testing
                 {"id":"mine","op":"project.get","project":"missing"}
                 {"op":"project.list"}
                 """
-            let call = try GatehouseProcess(["call", "--connect", "\(server.address)"],
+            let call = try await GatehouseProcess.start(["call", "--connect", "\(server.address)"],
                                             environment: ["GATEHOUSE_ADMIN_KEY": TestServer.adminKey], input: input)
             let result = await call.finish()
             #expect(result.status == 1)
@@ -44,7 +44,7 @@ import Testing
 
     @Test func callWithABadKeyFailsAndSaysWhy() async throws {
         try await withTestServer { server in
-            let call = try GatehouseProcess(["call", "--connect=\(server.address)", "--key=wrong", #"{"op":"ping"}"#])
+            let call = try await GatehouseProcess.start(["call", "--connect=\(server.address)", "--key=wrong", #"{"op":"ping"}"#])
             let result = await call.finish()
             #expect(result.status == 1)
             #expect(result.errors.contains("unauthorized"))
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func callThatCannotConnectExitsWithThree() async throws {
-        let call = try GatehouseProcess(["call", "--connect=127.0.0.1:1", "--key=whatever", #"{"op":"ping"}"#])
+        let call = try await GatehouseProcess.start(["call", "--connect=127.0.0.1:1", "--key=whatever", #"{"op":"ping"}"#])
         let result = await call.finish()
         #expect(result.status == 3)
     }
@@ -60,21 +60,21 @@ import Testing
     @Test func projectCreateGetListRotateDelete() async throws {
         try await withTestServer { server in
             let common = ["--connect=\(server.address)", "--key=\(TestServer.adminKey)"]
-            let create = await (try GatehouseProcess(["project", "create", "shop", "--name=The Shop"] + common)).finish()
+            let create = try await GatehouseProcess.start(["project", "create", "shop", "--name=The Shop"] + common).finish()
             #expect(create.status == 0, "\(create.errors)")
             let created = try #require(try JSONParser.parse(create.output).objectValue)
             #expect(created["project"]?.objectValue?["name"] == "The Shop")
             let secret = try #require(created["keys"]?.objectValue?["secret"]?.stringValue)
             #expect(secret.hasPrefix("sk_shop_"))
 
-            let list = await (try GatehouseProcess(["project", "list"] + common)).finish()
+            let list = try await GatehouseProcess.start(["project", "list"] + common).finish()
             #expect(list.output.contains(#""id":"shop""#))
-            let rotate = await (try GatehouseProcess(["project", "rotate-keys", "shop", "--which=secret"] + common)).finish()
+            let rotate = try await GatehouseProcess.start(["project", "rotate-keys", "shop", "--which=secret"] + common).finish()
             #expect(rotate.status == 0)
             #expect(!rotate.output.contains(secret))
-            let delete = await (try GatehouseProcess(["project", "delete", "shop"] + common)).finish()
+            let delete = try await GatehouseProcess.start(["project", "delete", "shop"] + common).finish()
             #expect(delete.output.contains(#""deleted":true"#))
-            let get = await (try GatehouseProcess(["project", "get", "shop"] + common)).finish()
+            let get = try await GatehouseProcess.start(["project", "get", "shop"] + common).finish()
             #expect(get.status == 1)
             #expect(get.errors.contains("not_found"))
         }
@@ -82,17 +82,17 @@ import Testing
 
     @Test func projectWithBadUsageExitsWithTwo() async throws {
         for arguments in [["project"], ["project", "launch", "x"], ["project", "get"], ["project", "rotate-keys", "x"],
-                          ["serve", "--fsync=sometimes"], ["serve", "--bogus"], ["nonsense"]] {
-            let result = await (try GatehouseProcess(arguments)).finish()
+                          ["serve", "--fsync=sometimes"], ["serve", "--exports-dir="], ["serve", "--bogus"], ["nonsense"]] {
+            let result = try await GatehouseProcess.start(arguments).finish()
             #expect(result.status == 2, "\(arguments)")
             #expect(result.errors.contains("error:"), "\(arguments)")
         }
     }
 
     @Test func helpExplainsEveryServeOption() async throws {
-        let result = await (try GatehouseProcess(["serve", "--help"])).finish()
+        let result = try await GatehouseProcess.start(["serve", "--help"]).finish()
         #expect(result.status == 0)
-        for option in ["--data-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
+        for option in ["--data-dir", "--exports-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
                        "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root",
                        "--feed-max-events", "--history-per-currency", "--idempotency-hours"] {
             #expect(result.output.contains(option), "\(option)")

@@ -12,40 +12,40 @@ import Testing
     static let configWriters = 3
 
     @Test func sigkillUnderWriteLoadLosesNoAcknowledgedWrite() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let dataDirectory = directory.appending("data")
-        var random = SplitMix(seed: 0x6A7E_4005E)
-        var model = Acknowledged(configWriters: Self.configWriters)
-        for round in 0..<Self.rounds {
-            let server = try ServerProcess(dataDirectory: dataDirectory)
-            if round == 0 {
-                let admin = try await server.admin()
-                for index in 0..<Self.configWriters {
-                    let created = try await admin.call("project.create", ["project": .string("p\(index)")])
-                    model.secrets.append(try #require(created.object("keys")?.string("secret")))
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            var random = SplitMix(seed: 0x6A7E_4005E)
+            var model = Acknowledged(configWriters: Self.configWriters)
+            for round in 0..<Self.rounds {
+                let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+                if round == 0 {
+                    let admin = try await server.admin()
+                    for index in 0..<Self.configWriters {
+                        let created = try await admin.call("project.create", ["project": .string("p\(index)")])
+                        model.secrets.append(try #require(created.object("keys")?.string("secret")))
+                    }
                 }
+                try await Self.check(server, model)
+                // Kill after a random number of acknowledged writes (a random moment of the load).
+                let target = model.total + Int(random.next() % 120) + 1
+                let progress = WriteProgress(model)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<Self.configWriters {
+                        group.addTask { await Self.putConfigs(server, writer: index, progress: progress) }
+                    }
+                    group.addTask { await Self.createProjects(server, progress: progress) }
+                    group.addTask {
+                        while await progress.model.total < target { await Task.yield() }
+                        _ = await server.kill9()
+                    }
+                    try await group.waitForAll()
+                }
+                model = await progress.model
             }
+            let server = try await ServerProcess.start(dataDirectory: dataDirectory)
             try await Self.check(server, model)
-            // Kill after a random number of acknowledged writes (a random moment of the load).
-            let target = model.total + Int(random.next() % 120) + 1
-            let progress = WriteProgress(model)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<Self.configWriters {
-                    group.addTask { await Self.putConfigs(server, writer: index, progress: progress) }
-                }
-                group.addTask { await Self.createProjects(server, progress: progress) }
-                group.addTask {
-                    while await progress.model.total < target { await Task.yield() }
-                    _ = await server.kill9()
-                }
-                try await group.waitForAll()
-            }
-            model = await progress.model
+            #expect(await server.stop().status == 0)
         }
-        let server = try ServerProcess(dataDirectory: dataDirectory)
-        try await Self.check(server, model)
-        #expect(await server.stop().status == 0)
     }
 
     /// Puts configs numbered 1, 2, 3… on one project until the connection dies.
@@ -132,7 +132,7 @@ struct SplitMix {
     /// or with SIGKILL so the last segment is left open as after a crash), and answers the path
     /// of the one log segment.
     static func populatedLog(_ dataDirectory: String, count: Int, crash: Bool = false) async throws -> String {
-        let server = try ServerProcess(dataDirectory: dataDirectory)
+        let server = try await ServerProcess.start(dataDirectory: dataDirectory)
         let admin = try await server.admin()
         for index in 0..<count {
             #expect(try await admin.call("project.create", ["project": .string("p\(index)")]).isSuccess)
@@ -160,110 +160,118 @@ struct SplitMix {
     }
 
     @Test func tornTailIsCutKeptAsideAndReportedAndEverythingAcknowledgedIsThere() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let dataDirectory = directory.appending("data")
-        let segment = try await Self.populatedLog(dataDirectory, count: 5, crash: true)
-        // A crash mid-write: the start of a frame, then nothing.
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
-        let end = Self.dataEnd(of: bytes)
-        let torn: [UInt8] = [0x57, 0x41, 0x4C, 0x46, 0x13, 0x37, 0x00, 0x42, 0x99, 0x01, 0x02, 0x03]
-        bytes.replaceSubrange(end..<end + torn.count, with: torn)
-        try bytes.write(to: URL(fileURLWithPath: segment))
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            let segment = try await Self.populatedLog(dataDirectory, count: 5, crash: true)
+            // A crash mid-write: the start of a frame, then nothing.
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+            let end = Self.dataEnd(of: bytes)
+            let torn: [UInt8] = [0x57, 0x41, 0x4C, 0x46, 0x13, 0x37, 0x00, 0x42, 0x99, 0x01, 0x02, 0x03]
+            bytes.replaceSubrange(end..<end + torn.count, with: torn)
+            try await TestFiles.write(bytes, to: segment)
 
-        let server = try ServerProcess(dataDirectory: dataDirectory)
-        let admin = try await server.admin()
-        let projects = try await admin.call("project.list")["projects"]?.arrayValue ?? []
-        #expect(projects.count == 5)
-        let result = await server.stop()
-        #expect(result.errors.contains("torn"), "the start is logged with what was dropped")
-        let kept = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.contains(".broken-") }
-        #expect(kept.count == 1)
+            let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+            let admin = try await server.admin()
+            let projects = try await admin.call("project.list")["projects"]?.arrayValue ?? []
+            #expect(projects.count == 5)
+            let result = await server.stop()
+            #expect(result.errors.contains("torn"), "the start is logged with what was dropped")
+            let kept = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.contains(".broken-") }
+            #expect(kept.count == 1)
+        }
     }
 
     @Test func damageInTheMiddleRefusesToStartAndRepairMakesItStart() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let dataDirectory = directory.appending("data")
-        let segment = try await Self.populatedLog(dataDirectory, count: 8)
-        // Flip one byte inside the first frame's body; seven good frames follow it.
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
-        bytes[4096 + 48 + 4] ^= 0xFF
-        try bytes.write(to: URL(fileURLWithPath: segment))
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            let segment = try await Self.populatedLog(dataDirectory, count: 8)
+            // Flip one byte inside the first frame's body; seven good frames follow it.
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+            bytes[4096 + 48 + 4] ^= 0xFF
+            try await TestFiles.write(bytes, to: segment)
 
-        let refused = try GatehouseProcess(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0",
-                                            "--admin-key=\(TestServer.adminKey)"])
-        let result = await refused.finish()
-        #expect(result.status == 3)
-        let name = (segment as NSString).lastPathComponent
-        #expect(result.errors.contains(name), "the message names the file: \(result.errors)")
-        #expect(result.errors.contains("offset"), "the message names the offset: \(result.errors)")
-        #expect(result.errors.contains("gatehouse wal"), "the message says what to do: \(result.errors)")
+            let refused = try await GatehouseProcess.start(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0",
+                                                "--admin-key=\(TestServer.adminKey)"])
+            let result = await refused.finish()
+            #expect(result.status == 3)
+            let name = (segment as NSString).lastPathComponent
+            #expect(result.errors.contains(name), "the message names the file: \(result.errors)")
+            #expect(result.errors.contains("offset"), "the message names the offset: \(result.errors)")
+            #expect(result.errors.contains("gatehouse wal"), "the message says what to do: \(result.errors)")
 
-        let verify = await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish()
-        #expect(verify.status == 1)
-        #expect(verify.output.contains(name))
+            let verify = try await GatehouseProcess.start(["wal", "verify", "--data-dir=\(dataDirectory)"]).finish()
+            #expect(verify.status == 1)
+            #expect(verify.output.contains(name))
 
-        let repair = await (try GatehouseProcess(["wal", "repair", "--data-dir=\(dataDirectory)"])).finish()
-        #expect(repair.status == 0, "\(repair.errors)")
-        let backups = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.hasPrefix("repair-") }
-        #expect(backups.count == 1, "repair keeps a copy of what it cuts")
+            let repair = try await GatehouseProcess.start(["wal", "repair", "--data-dir=\(dataDirectory)"]).finish()
+            #expect(repair.status == 0, "\(repair.errors)")
+            let backups = try FileManager.default.contentsOfDirectory(atPath: dataDirectory + "/wal").filter { $0.hasPrefix("repair-") }
+            #expect(backups.count == 1, "repair keeps a copy of what it cuts")
 
-        let server = try ServerProcess(dataDirectory: dataDirectory)
-        let admin = try await server.admin()
-        #expect(try await admin.call("project.list").isSuccess)
-        let stopped = await server.stop()
-        #expect(stopped.status == 0, "\(stopped.errors)")
-        #expect(await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish().status == 0)
+            let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+            let admin = try await server.admin()
+            #expect(try await admin.call("project.list").isSuccess)
+            let stopped = await server.stop()
+            #expect(stopped.status == 0, "\(stopped.errors)")
+            #expect(try await GatehouseProcess.start(["wal", "verify", "--data-dir=\(dataDirectory)"]).finish().status == 0)
+        }
     }
 
     @Test func dumpListsFramesAndRecords() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let dataDirectory = directory.appending("data")
-        _ = try await Self.populatedLog(dataDirectory, count: 3)
-        let dump = await (try GatehouseProcess(["wal", "dump", "--data-dir=\(dataDirectory)"])).finish()
-        #expect(dump.status == 0)
-        #expect(dump.output.split(separator: "\n").count >= 6, "\(dump.output)")
-        let verify = await (try GatehouseProcess(["wal", "verify", "--data-dir=\(dataDirectory)"])).finish()
-        #expect(verify.status == 0, "\(verify.output)")
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            _ = try await Self.populatedLog(dataDirectory, count: 3)
+            let dump = try await GatehouseProcess.start(["wal", "dump", "--data-dir=\(dataDirectory)"]).finish()
+            #expect(dump.status == 0)
+            #expect(dump.output.split(separator: "\n").count >= 6, "\(dump.output)")
+            let verify = try await GatehouseProcess.start(["wal", "verify", "--data-dir=\(dataDirectory)"]).finish()
+            #expect(verify.status == 0, "\(verify.output)")
+        }
     }
 }
 
 /// Moving a tenant with the CLI, including from a stopped server.
 @Suite struct TenantCommandLine {
     @Test func exportFromAStoppedServerAndRestoreOnAnother() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let source = directory.appending("source")
-        let server = try ServerProcess(dataDirectory: source)
-        let admin = try await server.admin()
-        let created = try await admin.call("project.create", ["project": "shop"])
-        let secret = try #require(created.object("keys")?.string("secret"))
-        let backend = try TestClient(connectingTo: server.address)
-        try await backend.hello(secret)
-        #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": "pro"]]]]).isSuccess)
+        try await withTemporaryDirectory { directory in
+            let source = directory.appending("source")
+            let server = try await ServerProcess.start(dataDirectory: source)
+            let admin = try await server.admin()
+            let created = try await admin.call("project.create", ["project": "shop"])
+            let secret = try #require(created.object("keys")?.string("secret"))
+            let backend = try TestClient(connectingTo: server.address)
+            try await backend.hello(secret)
+            #expect(try await backend.call("config.put", ["config": ["entitlements": [["id": "pro"]]]]).isSuccess)
 
-        let whileRunning = await (try GatehouseProcess(["tenant", "export", "shop", "--data-dir=\(source)"])).finish()
-        #expect(whileRunning.status == 1, "a running server holds the data directory")
-        #expect(whileRunning.errors.contains("in use"))
-        #expect(await server.stop().status == 0)
+            let whileRunning = try await GatehouseProcess.start(["tenant", "export", "shop", "--data-dir=\(source)"]).finish()
+            #expect(whileRunning.status == 1, "a running server holds the data directory")
+            #expect(whileRunning.errors.contains("in use"))
+            #expect(await server.stop().status == 0)
 
-        let file = directory.appending("shop.snap")
-        let export = await (try GatehouseProcess(["tenant", "export", "shop", "--data-dir=\(source)", "--out=\(file)"])).finish()
-        #expect(export.status == 0, "\(export.errors)")
-        #expect(export.output.contains(#""path":"\#(file)""#))
+            // A stopped server's tenant goes wherever the operator says: export runs as them, with no server.
+            let file = directory.appending("shop.snap")
+            let export = try await GatehouseProcess.start(["tenant", "export", "shop", "--data-dir=\(source)", "--out=\(file)"]).finish()
+            #expect(export.status == 0, "\(export.errors)")
+            #expect(export.output.contains(#""path":"\#(file)""#))
 
-        let target = try ServerProcess(dataDirectory: directory.appending("target"))
-        let common = ["--connect=\(target.address)", "--key=\(TestServer.adminKey)"]
-        let restore = await (try GatehouseProcess(["tenant", "restore", "shop", "--from=\(file)"] + common)).finish()
-        #expect(restore.status == 0, "\(restore.errors)")
-        let moved = try TestClient(connectingTo: target.address)
-        try await moved.hello(secret)
-        #expect(try await moved.call("config.get").object("config")?["entitlements"] == [["id": "pro"]])
-        let snapshot = await (try GatehouseProcess(["tenant", "snapshot", "shop"] + common)).finish()
-        #expect(snapshot.status == 0)
-        #expect(snapshot.output.contains("sha256"))
-        #expect(await target.stop().status == 0)
+            // A running server reads and writes only names inside its exports directory.
+            let incoming = directory.appending("incoming")
+            let target = try await ServerProcess.start(dataDirectory: directory.appending("target"), extraArguments: ["--exports-dir=\(incoming)"])
+            let common = ["--connect=\(target.address)", "--key=\(TestServer.adminKey)"]
+            let outside = try await GatehouseProcess.start(["tenant", "restore", "shop", "--from=\(file)"] + common).finish()
+            #expect(outside.status == 1)
+            #expect(outside.errors.contains("bad_request"), "\(outside.errors)")
+            try await TestFiles.copy(file, to: incoming + "/shop.snap")
+            let restore = try await GatehouseProcess.start(["tenant", "restore", "shop", "--from=shop.snap"] + common).finish()
+            #expect(restore.status == 0, "\(restore.errors)")
+            let moved = try TestClient(connectingTo: target.address)
+            try await moved.hello(secret)
+            #expect(try await moved.call("config.get").object("config")?["entitlements"] == [["id": "pro"]])
+            let snapshot = try await GatehouseProcess.start(["tenant", "snapshot", "shop", "--out=again.snap"] + common).finish()
+            #expect(snapshot.status == 0)
+            #expect(snapshot.output.contains(#""path":"\#(incoming)/again.snap""#), "\(snapshot.output)")
+            #expect(FileManager.default.fileExists(atPath: incoming + "/again.snap"))
+            #expect(await target.stop().status == 0)
+        }
     }
 }

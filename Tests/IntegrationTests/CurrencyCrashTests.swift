@@ -21,44 +21,44 @@ import Testing
     ]
 
     @Test func sigkillUnderCreditAndDebitLoadLosesNoAcknowledgedTransaction() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let dataDirectory = directory.appending("data")
-        var random = SplitMix(seed: 0xC0_1A5E_D0C5)
-        var model = CurrencyCrashModel()
-        for round in 0..<Self.rounds {
-            let server = try ServerProcess(dataDirectory: dataDirectory)
-            if round == 0 { model = try await Self.setUp(server, model) }
-            model = try await Self.check(server, model)
-            model = try await Self.addProfiles(server, model, round: round)
-            // Kill after a random number of acknowledged transactions (a random moment of the load).
-            let target = model.acks.count + Int(random.next() % 150) + 1
-            let seed = random.next()
-            let progress = CurrencyCrashProgress(model)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for client in 0..<Self.clients {
-                    group.addTask {
-                        await Self.load(server, client: client, round: round, seed: seed &+ UInt64(client), progress: progress)
-                        await progress.finished()
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            var random = SplitMix(seed: 0xC0_1A5E_D0C5)
+            var model = CurrencyCrashModel()
+            for round in 0..<Self.rounds {
+                let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+                if round == 0 { model = try await Self.setUp(server, model) }
+                model = try await Self.check(server, model)
+                model = try await Self.addProfiles(server, model, round: round)
+                // Kill after a random number of acknowledged transactions (a random moment of the load).
+                let target = model.acks.count + Int(random.next() % 150) + 1
+                let seed = random.next()
+                let progress = CurrencyCrashProgress(model)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for client in 0..<Self.clients {
+                        group.addTask {
+                            await Self.load(server, client: client, round: round, seed: seed &+ UInt64(client), progress: progress)
+                            await progress.finished()
+                        }
                     }
+                    group.addTask {
+                        while await progress.shouldWait(for: target, workers: Self.clients) { await Task.yield() }
+                        _ = await server.kill9()
+                    }
+                    try await group.waitForAll()
                 }
-                group.addTask {
-                    while await progress.shouldWait(for: target, workers: Self.clients) { await Task.yield() }
-                    _ = await server.kill9()
-                }
-                try await group.waitForAll()
+                let outcome = await progress.outcome()
+                #expect(outcome.unexpected.isEmpty, "round \(round): unexpected answers \(outcome.unexpected)")
+                #expect(outcome.inFlight.count <= Self.clients, "at most one request in flight per client")
+                model = outcome.model
+                model.inFlight = outcome.inFlight
             }
-            let outcome = await progress.outcome()
-            #expect(outcome.unexpected.isEmpty, "round \(round): unexpected answers \(outcome.unexpected)")
-            #expect(outcome.inFlight.count <= Self.clients, "at most one request in flight per client")
-            model = outcome.model
-            model.inFlight = outcome.inFlight
+            let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+            model = try await Self.check(server, model)
+            #expect(model.acks.count > 0, "the load acknowledged something")
+            #expect(model.acks.values.contains { $0.request.amount < 0 }, "some debits were acknowledged")
+            #expect(await server.stop().status == 0)
         }
-        let server = try ServerProcess(dataDirectory: dataDirectory)
-        model = try await Self.check(server, model)
-        #expect(model.acks.count > 0, "the load acknowledged something")
-        #expect(model.acks.values.contains { $0.request.amount < 0 }, "some debits were acknowledged")
-        #expect(await server.stop().status == 0)
     }
 
     /// The project and its config.

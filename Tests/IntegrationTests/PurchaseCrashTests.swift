@@ -21,43 +21,43 @@ import Testing
     ]
 
     @Test func sigkillUnderPurchaseLoadLosesNoAcknowledgedReportOrRenewal() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let dataDirectory = directory.appending("data")
-        var random = SplitMix(seed: 0x9A7C_4A5E_C4A5)
-        var model = PurchaseModel(notifiers: Self.notifiers)
-        for round in 0..<Self.rounds {
-            let server = try ServerProcess(dataDirectory: dataDirectory)
-            if round == 0 { model = try await Self.setUp(server, model) }
-            try await Self.check(server, model)
-            // Kill after a random number of acknowledged writes (a random moment of the load).
-            let target = model.total + Int(random.next() % 150) + 1
-            let progress = PurchaseProgress(model)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<Self.reporters {
-                    group.addTask {
-                        await Self.report(server, writer: writer, round: round, progress: progress)
-                        await progress.finished()
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            var random = SplitMix(seed: 0x9A7C_4A5E_C4A5)
+            var model = PurchaseModel(notifiers: Self.notifiers)
+            for round in 0..<Self.rounds {
+                let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+                if round == 0 { model = try await Self.setUp(server, model) }
+                try await Self.check(server, model)
+                // Kill after a random number of acknowledged writes (a random moment of the load).
+                let target = model.total + Int(random.next() % 150) + 1
+                let progress = PurchaseProgress(model)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<Self.reporters {
+                        group.addTask {
+                            await Self.report(server, writer: writer, round: round, progress: progress)
+                            await progress.finished()
+                        }
                     }
-                }
-                for notifier in 0..<Self.notifiers {
-                    group.addTask {
-                        await Self.renew(server, notifier: notifier, progress: progress)
-                        await progress.finished()
+                    for notifier in 0..<Self.notifiers {
+                        group.addTask {
+                            await Self.renew(server, notifier: notifier, progress: progress)
+                            await progress.finished()
+                        }
                     }
+                    group.addTask {
+                        while await progress.shouldWait(for: target, workers: Self.reporters + Self.notifiers) { await Task.yield() }
+                        _ = await server.kill9()
+                    }
+                    try await group.waitForAll()
                 }
-                group.addTask {
-                    while await progress.shouldWait(for: target, workers: Self.reporters + Self.notifiers) { await Task.yield() }
-                    _ = await server.kill9()
-                }
-                try await group.waitForAll()
+                model = await progress.model
             }
-            model = await progress.model
+            let server = try await ServerProcess.start(dataDirectory: dataDirectory)
+            try await Self.check(server, model)
+            #expect(model.reports.count > 0 && model.renewals.reduce(0, +) > 0, "the load acknowledged something")
+            #expect(await server.stop().status == 0)
         }
-        let server = try ServerProcess(dataDirectory: dataDirectory)
-        try await Self.check(server, model)
-        #expect(model.reports.count > 0 && model.renewals.reduce(0, +) > 0, "the load acknowledged something")
-        #expect(await server.stop().status == 0)
     }
 
     /// The project, its config, and one subscription per notifier to renew.

@@ -13,11 +13,13 @@ public struct OSThread: Sendable {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    /// Starts `body` on a new thread; ``join()`` or ``detach()`` it. A `name` (at most 15
-    /// bytes kept) shows in `top -H`, `ps -L` and profilers.
-    public static func start(named name: String? = nil, _ body: @escaping @Sendable () -> Void) -> OSThread {
+    /// Starts `body` on a new thread; ``join()`` or ``detach()`` it. The `name` (at most 15
+    /// bytes kept) shows in `top -H`, `ps -L` and profilers. Always given: an unnamed thread
+    /// would keep the name of the thread that started it, and one started from the concurrency
+    /// pool would pass for a pool thread (``ConcurrencyPool``).
+    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) -> OSThread {
         let box = Unmanaged.passRetained(Box {
-            if let name { setCurrentThreadName(name) }
+            setCurrentThreadName(name)
             body()
         })
         var thread = pthread_t()
@@ -40,7 +42,7 @@ public struct OSThread: Sendable {
     }
 
     /// Starts `body` on a thread nobody waits for.
-    public static func detached(named name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+    public static func detached(named name: String, _ body: @escaping @Sendable () -> Void) {
         start(named: name, body).detach()
     }
 

@@ -1,4 +1,3 @@
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,6 +6,11 @@ import Glibc
 /// sections, its chunks): compressing or inflating a 400 MiB body on two cores takes half as
 /// long as on one. Blocks the caller until every piece is done: call it from a thread of your
 /// own (the snapshot writer's), not from the Swift concurrency pool.
+///
+/// The caller takes the first share and threads of its own the others. Not Dispatch's
+/// `concurrentPerform`: on Linux it hands shares to the global queue's workers, which are the
+/// Swift concurrency pool's threads, so a snapshot's compression, its fsync and its rename ran
+/// there, stalling every actor meanwhile.
 public enum Parallel {
     /// Cores online, at least 1.
     public static let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
@@ -26,7 +30,7 @@ public enum Parallel {
             results.deallocate()
         }
         let work = UncheckedBox(value: Work(makeContext: makeContext, body: body, results: results))
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        let share: @Sendable (Int) -> Void = { worker in
             let work = work.value
             var context = work.makeContext()
             // Interleaved, so workers finish together when pieces cost alike.
@@ -34,6 +38,9 @@ public enum Parallel {
                 work.results[index] = work.body(&context, index)
             }
         }
+        let helpers = (1..<workers).map { worker in OSThread.start(named: "parallel") { share(worker) } }
+        share(0)
+        for helper in helpers { helper.join() }
         return results.map { $0! }
     }
 

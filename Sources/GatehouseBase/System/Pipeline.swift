@@ -35,7 +35,7 @@ public enum Pipeline {
             let channel = Channel<Item>()
             let producer = UncheckedSendable(value: produce)
             let outcome = Mutex<UncheckedSendable<Swift.Result<Result, any Error>>?>(nil)
-            let thread = OSThread.start {
+            let thread = OSThread.start(named: "pipeline") {
                 let produce = producer.value
                 var batch: [Item] = []
                 batch.reserveCapacity(batchItems)

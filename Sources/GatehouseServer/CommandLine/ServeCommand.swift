@@ -14,6 +14,7 @@ enum ServeCommand {
         summary: "Runs the Gatehouse server in the foreground until SIGTERM or SIGINT.",
         options: [
             .value("data-dir", placeholder: "DIR", help: "where the server keeps its data (default ./gatehouse-data; created with mode 0700)"),
+            .value("exports-dir", placeholder: "DIR", help: "the only directory tenant.snapshot writes to and tenant.restore reads from (default <data-dir>/exports; created with mode 0700)"),
             .value("listen", placeholder: "HOST:PORT", help: "address to listen on (default 127.0.0.1:7411; port 0 picks a free one)"),
             .value("admin-key", placeholder: "KEY", help: "the operator's key (default: $GATEHOUSE_ADMIN_KEY, else <data-dir>/admin.key, generated on first start)"),
             .value("fsync", placeholder: "POLICY", help: "always (default): fsync before answering a write; everysec: about once a second; none: never (benchmarks)"),
@@ -85,6 +86,10 @@ enum ServeCommand {
         if let dataDirectory = parsed.value("data-dir") {
             guard !dataDirectory.isEmpty else { throw UsageError("--data-dir must not be empty") }
             configuration.dataDirectory = dataDirectory
+        }
+        if let exportsDirectory = parsed.value("exports-dir") {
+            guard !exportsDirectory.isEmpty else { throw UsageError("--exports-dir must not be empty") }
+            configuration.exportsDirectory = exportsDirectory
         }
         if let listen = parsed.value("listen") {
             guard let address = HostPort(parsing: listen) else { throw UsageError("--listen must be HOST:PORT, got '\(listen)'") }

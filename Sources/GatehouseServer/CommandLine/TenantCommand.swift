@@ -10,14 +10,16 @@ enum TenantCommand {
         command: "gatehouse tenant",
         summary: """
             Moves tenants between servers:
-              snapshot ID [--out=PATH]              a running server writes the tenant to a file (server-side path)
-              restore ID --from=PATH [--replace]    a running server restores the tenant from a file it can read
-              export ID --data-dir=DIR [--out=PATH] writes the tenant of a STOPPED server's data directory to a file
+              snapshot ID [--out=NAME]              a running server writes the tenant into its exports directory
+              restore ID --from=NAME [--replace]    a running server restores the tenant from a file in its exports directory
+              export ID --data-dir=DIR [--out=PATH] writes the tenant of a STOPPED server's data directory to a local file
+            A running server only writes and reads file names inside its --exports-dir (default <data-dir>/exports):
+            copy a file there to restore it. export runs as you, with no server, so it writes wherever --out says.
             A restore under the snapshot's own id keeps its keys; under another id it is a clone with fresh keys.
             """,
         options: CommandClient.connectionOptions + [
-            .value("out", placeholder: "PATH", help: "where to write the snapshot (default <data-dir>/exports/<id>-<ms>.snap)"),
-            .value("from", placeholder: "PATH", help: "the snapshot file to restore (restore)"),
+            .value("out", placeholder: "NAME|PATH", help: "snapshot: a file name in the server's exports directory (default <id>-<cursor>.snap); export: any local path (default <data-dir>/exports/<id>-<cursor>.snap)"),
+            .value("from", placeholder: "NAME", help: "the file to restore, by name in the server's exports directory (restore)"),
             .flag("replace", help: "overwrite a project that exists (restore)"),
         ],
         positionals: "snapshot|restore|export ID"
@@ -41,7 +43,7 @@ enum TenantCommand {
             return ProjectCommand.send(request, parsed)
         case "restore":
             guard let from = parsed.value("from") else {
-                GatehouseCommand.printError("restore needs --from=PATH")
+                GatehouseCommand.printError("restore needs --from=NAME")
                 return GatehouseCommand.ExitCode.usage
             }
             let request: JSONObject = ["op": "tenant.restore", "project": .string(words[1]), "path": .string(from),
@@ -70,7 +72,11 @@ enum TenantCommand {
                 adminKey: SystemRandomSource().randomToken(alphabet: .base62, length: 43),
                 clock: SystemServerClock(), random: SystemRandomSource(), logger: logger
             ) { _ in }
-            let export = try await engine.exportTenant(id, to: parsed.value("out"))
+            let export = if let out = parsed.value("out") {
+                try await engine.exportTenant(id, toPath: out)
+            } else {
+                try await engine.exportTenant(id, named: nil)
+            }
             await engine.close()
             print(JSONWriter.string([
                 "path": .string(export.value.path), "cursor": .int(Int64(export.value.cursor)),
