@@ -55,6 +55,8 @@ public final class EventLoop: @unchecked Sendable {
         let id: Int
         var deadline: UInt64
         let interval: UInt64
+        /// Runs once, then goes.
+        let once: Bool
         let body: () -> Void
     }
 
@@ -131,11 +133,21 @@ public final class EventLoop: @unchecked Sendable {
     /// Calls `body` on the loop's thread every `interval` until the loop stops; returns its id.
     @discardableResult
     public func scheduleRepeating(every interval: Duration, _ body: @escaping () -> Void) -> Int {
+        schedule(after: interval, once: false, body)
+    }
+
+    /// Calls `body` on the loop's thread once, after `delay` (unless cancelled first); returns its id.
+    @discardableResult
+    public func scheduleOnce(after delay: Duration, _ body: @escaping () -> Void) -> Int {
+        schedule(after: delay, once: true, body)
+    }
+
+    private func schedule(after interval: Duration, once: Bool, _ body: @escaping () -> Void) -> Int {
         nextTimerID += 1
         let nanoseconds = UInt64(interval.components.seconds) * 1_000_000_000
             + UInt64(interval.components.attoseconds / 1_000_000_000)
         timers.append(LoopTimer(id: nextTimerID, deadline: Self.monotonicNanoseconds() + nanoseconds,
-                                interval: max(nanoseconds, 1_000_000), body: body))
+                                interval: max(nanoseconds, 1_000_000), once: once, body: body))
         return nextTimerID
     }
 
@@ -234,12 +246,24 @@ public final class EventLoop: @unchecked Sendable {
         return Int32(min((next - now + 999_999) / 1_000_000, 1000))
     }
 
+    /// Runs the timers that are due, each once; a body may schedule or cancel timers.
     private func runDueTimers() {
         let now = Self.monotonicNanoseconds()
-        for index in timers.indices where index < timers.count && timers[index].deadline <= now {
-            timers[index].deadline = now + timers[index].interval
-            let body = timers[index].body
-            body()
+        var due: [() -> Void] = []
+        var index = 0
+        while index < timers.count {
+            guard timers[index].deadline <= now else {
+                index += 1
+                continue
+            }
+            due.append(timers[index].body)
+            if timers[index].once {
+                timers.remove(at: index)
+            } else {
+                timers[index].deadline = now + timers[index].interval
+                index += 1
+            }
         }
+        for body in due { body() }
     }
 }

@@ -17,6 +17,9 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private let core: ServerCore
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (Connection) -> Void = { _ in }
+    /// Called on the loop thread when the server's buffered bytes pass their budget after this
+    /// connection read or queued more (``ServerLoop`` closes connections to get back under it).
+    var onOverBudget: () -> Void = {}
     private let inbox: ConnectionInbox
     /// Where this loop's project steps gather for the end of the turn.
     private let laneBatch: LaneBatch
@@ -48,6 +51,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private var lingerDeadline: UInt64?
     private(set) var isClosed = false
     private(set) var lastActivityNanoseconds: UInt64
+    private let acceptedNanoseconds: UInt64
+    /// A `hello` has succeeded on this connection: until then its line limit is the small one,
+    /// the bytes it sends are not activity, and it must say `hello` by the deadline.
+    private(set) var hasSaidHello = false
+    /// What this connection counts in the server's buffered bytes (``ServerCore/bufferedBytes``).
+    private(set) var bufferedBytes = 0
 
     init(id: UInt64, socket: Socket, loop: EventLoop, laneBatch: LaneBatch, core: ServerCore) {
         self.id = id
@@ -55,7 +64,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         self.loop = loop
         self.laneBatch = laneBatch
         self.core = core
-        self.framer = LineFramer(maxLineBytes: core.configuration.lineBytesMax)
+        self.framer = LineFramer(maxLineBytes: min(core.configuration.unauthenticatedLineBytesMax, core.configuration.lineBytesMax))
         // Pushes come from the log's thread; they reach this connection through its loop.
         let pushTarget = PushTarget()
         self.pushTarget = pushTarget
@@ -63,7 +72,8 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             loop.execute { pushTarget.connection?.push(line) }
         })
         self.inbox = ConnectionInbox(core: core)
-        self.lastActivityNanoseconds = EventLoop.monotonicNanoseconds()
+        self.acceptedNanoseconds = core.nowNanoseconds
+        self.lastActivityNanoseconds = acceptedNanoseconds
         pushTarget.connection = self
     }
 
@@ -140,8 +150,11 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                 processLines()
                 return
             case .processed(let count):
-                lastActivityNanoseconds = EventLoop.monotonicNanoseconds()
+                // Bytes before a `hello` are not activity: a client that trickles them is still
+                // closed by its deadline.
+                if hasSaidHello { lastActivityNanoseconds = core.nowNanoseconds }
                 processLines()
+                if !isClosed, accountBuffered() { onOverBudget() }
                 // A read that did not fill the room offered has drained the socket: epoll is
                 // level-triggered and says so again if more arrives, so asking once more would
                 // only cost a read that answers EAGAIN (one syscall a request at pipeline 1).
@@ -163,7 +176,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             case .needMoreData:
                 return
             case .lineTooLong:
-                let limit = core.configuration.lineBytesMax
+                let limit = framer.maxLineBytes
                 let error = GatehouseError(.lineTooLong, "a request line may be at most \(limit) bytes", details: [.limit(limit)])
                 answer(Answer.failure(id: .null, error))
                 readingDone = true
@@ -181,6 +194,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                 let outcome = framer.withLine(range) { line in
                     core.handleLine(line, session: session, canRunInline: answers.isEmpty)
                 }
+                if !hasSaidHello { noteHello() }
                 switch outcome {
                 case .answer(let bytes):
                     answer(bytes)
@@ -193,6 +207,28 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             }
         }
     }
+
+    /// Once a `hello` has succeeded (inline, or on the inbox), the connection gets the server's
+    /// line limit and its reads count as activity; its deadline to say `hello` is over.
+    private func noteHello() {
+        guard session.current != nil else { return }
+        hasSaidHello = true
+        framer.maxLineBytes = core.configuration.lineBytesMax
+        lastActivityNanoseconds = core.nowNanoseconds
+    }
+
+    /// Brings this connection's share of the server's buffered bytes up to date: input read but
+    /// not yet framed, and answers not yet sent. Answers whether the server is over its budget.
+    private func accountBuffered() -> Bool {
+        let now = isClosed ? 0 : framer.bufferedByteCount + (output.count - outputSent)
+        guard now != bufferedBytes else { return false }
+        let delta = now - bufferedBytes
+        bufferedBytes = now
+        return core.accountBuffered(delta) && delta > 0
+    }
+
+    /// Input buffered before the first successful `hello`: what the budget sheds first.
+    var unauthenticatedBytes: Int { hasSaidHello ? 0 : bufferedBytes }
 
     /// Hands a deferred request on, or answers `false` when it must wait for what is in flight.
     ///
@@ -344,6 +380,10 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// Decides what to wait for next, and closes a connection that has nothing left to do.
     private func settle() {
         guard !isClosed else { return }
+        if accountBuffered() {
+            onOverBudget()
+            guard !isClosed else { return }
+        }
         let pendingOutput = outputSent < output.count
         if readingDone, answers.isEmpty, !pendingOutput {
             if peerFinished { close() } else { startLingering() }
@@ -370,7 +410,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private func startLingering() {
         guard lingerDeadline == nil else { return }
         socket.shutdownWrite()
-        lingerDeadline = EventLoop.monotonicNanoseconds() + Self.lingerNanoseconds
+        lingerDeadline = core.nowNanoseconds + Self.lingerNanoseconds
         interest = .readable
         loop.setInterest(socket.descriptor, interest)
         discardInput()
@@ -401,10 +441,20 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     }
 
     /// Closes a connection that has been idle past the limit with nothing in flight.
-    func closeIfIdle(now: UInt64, limitNanoseconds: UInt64?) {
+    /// The loop's periodic pass: closes a connection whose linger is over, one that has not said
+    /// `hello` by its deadline, and one idle past the limit with nothing in flight.
+    func housekeep(now: UInt64, idleLimitNanoseconds limitNanoseconds: UInt64?, helloLimitNanoseconds: UInt64) {
         if let lingerDeadline, now > lingerDeadline {
             close()
             return
+        }
+        if !hasSaidHello, !isClosed {
+            noteHello()
+            if !hasSaidHello, now &- acceptedNanoseconds > helloLimitNanoseconds {
+                core.logger.debug("conn.hello_timeout", metadata: ["conn": "\(id)"])
+                close()
+                return
+            }
         }
         guard let limitNanoseconds, !isClosed, answers.isEmpty, outputSent == output.count,
             now &- lastActivityNanoseconds > limitNanoseconds, session.watches?.isEmpty ?? true
@@ -418,6 +468,8 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         isClosed = true
         loop.unregister(socket.descriptor)
         socket.close()
+        _ = core.accountBuffered(-bufferedBytes)
+        bufferedBytes = 0
         output = []
         session.watches?.releaseAll()
         pushTarget.connection = nil

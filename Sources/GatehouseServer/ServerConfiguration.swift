@@ -19,7 +19,20 @@ public struct ServerConfiguration: Sendable {
     public var lineBytesMax = 1 << 20
     public var connectionsMax = 10_000
     /// A connection that sends nothing and awaits nothing for this long is closed; `nil`: never.
+    /// Before its first successful `hello`, bytes it sends do not count as activity.
     public var idleTimeout: Duration? = .seconds(300)
+    /// A connection that has not said `hello` successfully this long after it was accepted is
+    /// closed, whatever it sends meanwhile (`--hello-timeout`).
+    public var helloTimeout: Duration = .seconds(10)
+    /// The longest request line before the first successful `hello`: an unauthenticated client
+    /// cannot make the server hold more than this for it.
+    public var unauthenticatedLineBytesMax = 16 * 1024
+    /// Bytes buffered for all connections together, requests read but not yet framed and
+    /// answers not yet sent (`--max-buffered-bytes`). Past it, the connections holding the most
+    /// unauthenticated input are closed first, then those holding the most bytes.
+    public var bufferedBytesMax = 256 << 20
+    /// The clock connections count their deadlines in (tests move their own).
+    public var connectionClock: any ConnectionClock = MonotonicConnectionClock()
     /// Freeze the clock at start-up and let `clock.advance` move it (tests and demos).
     public var testClock = false
     public var logLevel = Logger.Level.info

@@ -2,6 +2,7 @@ import GatehouseAppStore
 import GatehouseBase
 import GatehousePosix
 import GatehouseRuntime
+import Synchronization
 
 /// What every connection and operation shares: the configuration, the projects, the clock,
 /// the counters and the logger.
@@ -18,6 +19,9 @@ final class ServerCore: Sendable {
     let appStoreVerifier: AppStoreVerifier
     /// Each project's way in for project ops (``ProjectLane``).
     let lanes: ProjectLanes
+    /// Bytes every connection holds buffered (``ServerConfiguration/bufferedBytesMax``), kept up
+    /// to date by each connection for its own share.
+    let bufferedBytes = Atomic<Int>(0)
 
     init(
         configuration: ServerConfiguration, engine: Engine, manualClock: ManualServerClock?, logger: Logger,
@@ -34,5 +38,15 @@ final class ServerCore: Sendable {
     }
 
     var registry: Registry { engine.registry }
+    var nowNanoseconds: UInt64 { configuration.connectionClock.nowNanoseconds() }
+
+    /// Moves the server-wide count of buffered bytes by a connection's change; answers whether it
+    /// is now over the budget.
+    func accountBuffered(_ delta: Int) -> Bool {
+        bufferedBytes.add(delta, ordering: .relaxed).newValue > configuration.bufferedBytesMax
+    }
+
+    var bufferedBytesNow: Int { bufferedBytes.load(ordering: .relaxed) }
+    var isOverBufferedBytesBudget: Bool { bufferedBytesNow > configuration.bufferedBytesMax }
     var clock: any ServerClock { registry.clock }
 }

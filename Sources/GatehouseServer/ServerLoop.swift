@@ -2,6 +2,9 @@ import GatehouseBase
 import GatehouseCore
 import GatehousePosix
 import GatehouseWire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An event loop and the connections it owns. Confined to the loop's thread like them.
 final class ServerLoop: @unchecked Sendable {
@@ -17,18 +20,38 @@ final class ServerLoop: @unchecked Sendable {
         self.laneBatch = LaneBatch(loop: loop)
     }
 
-    /// Starts the loop's housekeeping: idle and lingering connections are closed.
+    /// Starts the loop's housekeeping: idle and lingering connections, and those that did not
+    /// say `hello` in time, are closed.
     func startTimers() {
         let idleTimeout = core.configuration.idleTimeout
-        let limit = idleTimeout.map {
-            UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000)
-        }
-        let interval = min((idleTimeout ?? .seconds(1)) / 4, .milliseconds(250))
+        let helloTimeout = core.configuration.helloTimeout
+        let idleLimit = idleTimeout.map(Self.nanoseconds)
+        let helloLimit = Self.nanoseconds(helloTimeout)
+        let interval = min(min(idleTimeout ?? .seconds(1), helloTimeout) / 4, .milliseconds(250))
         loop.scheduleRepeating(every: max(interval, .milliseconds(10))) { [self] in
-            let now = EventLoop.monotonicNanoseconds()
+            let now = core.nowNanoseconds
             for connection in Array(connections.values) {
-                connection.closeIfIdle(now: now, limitNanoseconds: limit)
+                connection.housekeep(now: now, idleLimitNanoseconds: idleLimit, helloLimitNanoseconds: helloLimit)
             }
+        }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// The server holds more buffered bytes than its budget: this loop closes its connections
+    /// holding the most unauthenticated input, then those holding the most bytes, until the
+    /// server is back under it or nothing of this loop's is left to shed.
+    func shedBufferedBytes() {
+        var candidates = connections.values.filter { $0.bufferedBytes > 0 }
+        candidates.sort { ($0.unauthenticatedBytes, $0.bufferedBytes) > ($1.unauthenticatedBytes, $1.bufferedBytes) }
+        for connection in candidates {
+            guard core.isOverBufferedBytesBudget else { return }
+            core.logger.info("conn.shed", metadata: [
+                "conn": "\(connection.id)", "bytes": "\(connection.bufferedBytes)", "said_hello": "\(connection.hasSaidHello)",
+            ])
+            connection.close()
         }
     }
 
@@ -44,6 +67,7 @@ final class ServerLoop: @unchecked Sendable {
             connections[closed.id] = nil
             core.stats.connectionClosed()
         }
+        connection.onOverBudget = { [self] in shedBufferedBytes() }
         do {
             try connection.start()
             connections[id] = connection
@@ -72,6 +96,12 @@ final class ServerLoop: @unchecked Sendable {
 }
 
 /// Accepts connections on the listening socket and deals them out to the loops.
+///
+/// When `accept` fails for want of a resource (descriptors: `EMFILE`, `ENFILE`; memory), the
+/// pending connection stays in the kernel's queue and epoll, which is level-triggered, would
+/// report the socket again at once: the acceptor stops watching it instead, and tries again
+/// after a pause that doubles up to a second while the failures go on, logging at most one line
+/// a second. Once a descriptor is free, the next try takes the queue.
 final class Acceptor: IOEventHandler, @unchecked Sendable {
     private let socket: Socket
     private let loops: [ServerLoop]
@@ -79,6 +109,16 @@ final class Acceptor: IOEventHandler, @unchecked Sendable {
     private var nextLoop = 0
     private var nextConnectionID: UInt64 = 0
     private var isOpen = true
+    /// The loop the listening socket is registered on (``register(on:)``).
+    private var loop: EventLoop?
+    /// While paused: the timer that tries again, and how long this pause is.
+    private var retryTimer: Int?
+    private var pauseMilliseconds = 0
+    private var lastWarningNanoseconds: UInt64 = 0
+    private var failuresSinceWarning = 0
+
+    static let firstPauseMilliseconds = 10
+    static let longestPauseMilliseconds = 1_000
 
     init(socket: Socket, loops: [ServerLoop], core: ServerCore) {
         self.socket = socket
@@ -91,14 +131,38 @@ final class Acceptor: IOEventHandler, @unchecked Sendable {
         for _ in 0..<256 where isOpen {
             let accepted: Socket
             do {
-                guard case .processed(let socket) = try socket.accept() else { return }
+                guard case .processed(let socket) = try socket.accept() else { break }
                 accepted = socket
             } catch {
-                // EMFILE and friends: log, and let the next wake-up try again.
-                core.logger.warning("server.accept_failed", metadata: ["error": "\(error)"])
+                // The peer gave up before it was accepted: take the next one.
+                if error.errno == ECONNABORTED || error.errno == EPROTO { continue }
+                pause(after: error)
                 return
             }
             place(accepted)
+        }
+        pauseMilliseconds = 0
+    }
+
+    /// Stops watching the listening socket and tries again after a pause (see the type's notes).
+    private func pause(after error: SystemError) {
+        guard let loop, isOpen else { return }
+        pauseMilliseconds = min(max(pauseMilliseconds * 2, Self.firstPauseMilliseconds), Self.longestPauseMilliseconds)
+        failuresSinceWarning += 1
+        let now = EventLoop.monotonicNanoseconds()
+        if now &- lastWarningNanoseconds >= 1_000_000_000 {
+            core.logger.warning("server.accept_paused", metadata: [
+                "error": "\(error)", "retry_ms": "\(pauseMilliseconds)", "failures": "\(failuresSinceWarning)",
+            ])
+            lastWarningNanoseconds = now
+            failuresSinceWarning = 0
+        }
+        loop.setInterest(socket.descriptor, [])
+        retryTimer = loop.scheduleOnce(after: .milliseconds(pauseMilliseconds)) { [self] in
+            retryTimer = nil
+            guard isOpen else { return }
+            loop.setInterest(socket.descriptor, .readable)
+            handle(.readable)
         }
     }
 
@@ -131,6 +195,7 @@ final class Acceptor: IOEventHandler, @unchecked Sendable {
     }
 
     func register(on loop: EventLoop) throws(SystemError) {
+        self.loop = loop
         try loop.register(socket.descriptor, interest: .readable, handler: self)
     }
 
@@ -138,6 +203,8 @@ final class Acceptor: IOEventHandler, @unchecked Sendable {
     func close(on loop: EventLoop) {
         guard isOpen else { return }
         isOpen = false
+        if let retryTimer { loop.cancelTimer(retryTimer) }
+        retryTimer = nil
         loop.unregister(socket.descriptor)
         socket.close()
     }

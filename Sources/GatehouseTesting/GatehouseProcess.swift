@@ -31,13 +31,17 @@ public final class GatehouseProcess: Sendable {
     /// project keys) updated with `environment`; `input`, when given, is written to its standard
     /// input, which is then closed. The spawn waits for the child to exec, and the input for
     /// the child to read it: both on a thread of their own.
-    public static func start(_ arguments: [String], environment: [String: String] = [:], input: String? = nil)
-        async throws -> GatehouseProcess
+    /// `descriptorLimit`: the child's `RLIMIT_NOFILE` (through util-linux's `prlimit`, which
+    /// sets it and then becomes the binary), for tests of a server out of descriptors.
+    public static func start(_ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+                             descriptorLimit: Int? = nil) async throws -> GatehouseProcess
     {
-        try await offThePool { try GatehouseProcess(arguments, environment: environment, input: input) }
+        try await offThePool {
+            try GatehouseProcess(arguments, environment: environment, input: input, descriptorLimit: descriptorLimit)
+        }
     }
 
-    private init(_ arguments: [String], environment: [String: String], input: String?) throws {
+    private init(_ arguments: [String], environment: [String: String], input: String?, descriptorLimit: Int?) throws {
         var merged = ProcessInfo.processInfo.environment
         merged["GATEHOUSE_ADMIN_KEY"] = nil
         merged["GATEHOUSE_KEY"] = nil
@@ -68,8 +72,13 @@ public final class GatehouseProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let path = Self.binaryPath
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        var path = Self.binaryPath
+        var command = [path] + arguments
+        if let descriptorLimit {
+            command = ["prlimit", "--nofile=\(descriptorLimit)", "--"] + command
+            path = "/usr/bin/prlimit"
+        }
+        let argv = command.map { strdup($0) } + [nil]
         let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             for pointer in argv { free(pointer) }

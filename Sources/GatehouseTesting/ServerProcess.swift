@@ -15,10 +15,13 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts the server on `dataDirectory` and waits (off the concurrency pool) until it says
     /// where it listens.
-    public static func start(dataDirectory: String, extraArguments: [String] = []) async throws -> ServerProcess {
+    public static func start(dataDirectory: String, extraArguments: [String] = [], descriptorLimit: Int? = nil)
+        async throws -> ServerProcess
+    {
         let process = try await GatehouseProcess.start(
             ["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--admin-key=\(TestServer.adminKey)",
-             "--log-format=json"] + extraArguments
+             "--log-format=json"] + extraArguments,
+            descriptorLimit: descriptorLimit
         )
         guard let banner = await process.readOutput(until: "admin key") else {
             throw ServerProcessError.didNotStart

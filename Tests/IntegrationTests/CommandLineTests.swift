@@ -94,7 +94,8 @@ import Testing
         #expect(result.status == 0)
         for option in ["--data-dir", "--exports-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
                        "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root",
-                       "--feed-max-events", "--history-per-currency", "--idempotency-hours"] {
+                       "--feed-max-events", "--history-per-currency", "--idempotency-hours", "--hello-timeout",
+                       "--max-buffered-bytes"] {
             #expect(result.output.contains(option), "\(option)")
         }
     }

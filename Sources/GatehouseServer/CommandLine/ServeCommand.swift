@@ -21,6 +21,8 @@ enum ServeCommand {
             .value("max-line-bytes", placeholder: "N", help: "longest request line accepted (default 1048576)"),
             .value("max-connections", placeholder: "N", help: "connections served at once; more are answered 'overloaded' and closed (default 10000)"),
             .value("idle-timeout", placeholder: "SECONDS", help: "close connections silent this long with nothing in flight; 0 = never (default 300)"),
+            .value("hello-timeout", placeholder: "SECONDS", help: "close connections that have not said hello this long after they connected (default 10)"),
+            .value("max-buffered-bytes", placeholder: "N", help: "bytes buffered for all connections together; past it the connections holding the most unauthenticated input are closed first (default 268435456)"),
             .value("io-threads", placeholder: "N", help: "event-loop threads serving connections (default 1)"),
             .value("feed-max-events", placeholder: "N", help: "events a project's feed keeps at most, the newest (default 10000000; the feed also forgets events older than 7 days)"),
             .value("history-per-currency", placeholder: "N", help: "history entries a profile keeps per currency, the newest (default 1000)"),
@@ -113,6 +115,8 @@ enum ServeCommand {
         if let hours = try integer(parsed, "idempotency-hours", 1...8_760) {
             configuration.retention.idempotencyMs = Int64(hours) * Retention.hourMs
         }
+        if let seconds = try integer(parsed, "hello-timeout", 1...3_600) { configuration.helloTimeout = .seconds(seconds) }
+        configuration.bufferedBytesMax = try integer(parsed, "max-buffered-bytes", (1 << 20)...(1 << 40)) ?? configuration.bufferedBytesMax
         if let seconds = try integer(parsed, "idle-timeout", 0...31_536_000) {
             configuration.idleTimeout = seconds == 0 ? nil : .seconds(seconds)
         }

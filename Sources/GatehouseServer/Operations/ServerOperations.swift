@@ -23,6 +23,7 @@ enum ServerOperations {
                 "accepted": .int(stats.acceptedConnections),
                 "rejected": .int(stats.rejectedConnections),
                 "max": .int(core.configuration.connectionsMax),
+                "buffered_bytes": .int(core.bufferedBytesNow),
             ],
             "projects": .int(core.registry.projectCount),
             "requests": .int(stats.requests),

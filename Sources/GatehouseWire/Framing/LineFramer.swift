@@ -12,7 +12,11 @@
 /// Memory: bytes of returned lines are reclaimed lazily, when the tail needs room, so a burst
 /// of small lines costs no copying per line; only the unfinished line at the end is moved.
 public struct LineFramer: Sendable {
-    public let maxLineBytes: Int
+    /// May change between lines (a connection's limit grows once it has said `hello`); a line
+    /// already too long stays refused.
+    public var maxLineBytes: Int {
+        didSet { precondition(maxLineBytes > 0, "maxLineBytes must be positive") }
+    }
 
     /// A zero-filled arena; `start..<end` holds the bytes not yet returned as lines and
     /// `end..<storage.count` is free tail space.
