@@ -12,10 +12,13 @@ import GatehouseCore
 struct QuickJSONReader {
     let bytes: UnsafeRawBufferPointer
     var offset = 0
+    /// The last string with escapes read, and its text: a member's name is compared with
+    /// several, and an `id` is decoded right after it is read.
+    private var lastEscaped: (range: Range<Int>, text: String)?
 
     /// A string as read: where its UTF-8 is when the line holds it as is (no escapes), or where
-    /// the whole string is, quotes included, when it has escapes (decoded only when needed, so
-    /// reading a line holds no `String`).
+    /// the whole string is, quotes included, when it has escapes (decoded when it is needed, so
+    /// that what the scanners keep while they read holds no `String`).
     enum Text {
         case inLine(Range<Int>)
         case escaped(Range<Int>)
@@ -183,6 +186,21 @@ struct QuickJSONReader {
         return range.count == literal.count && memcmp(bytes.baseAddress! + range.lowerBound, literal.baseAddress!, literal.count) == 0
     }
 
+    /// Whether the line holds `literal`'s bytes anywhere.
+    func contains(_ literal: StaticString) -> Bool {
+        let literal = Self.bytes(of: literal)
+        guard literal.count > 0, literal.count <= bytes.count else { return literal.count == 0 }
+        let base = bytes.baseAddress!
+        let lastStart = bytes.count - literal.count
+        var from = 0
+        while from <= lastStart, let hit = memchr(base + from, Int32(literal[0]), lastStart - from + 1) {
+            let start = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(base + start, literal.baseAddress!, literal.count) == 0 { return true }
+            from = start + 1
+        }
+        return false
+    }
+
     private static func bytes(of literal: StaticString) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
     }
@@ -200,6 +218,7 @@ struct QuickJSONReader {
 
     /// The text of a string with escapes, which ``text()`` found the general parser reads.
     func decoded(_ range: Range<Int>) -> String {
+        if let lastEscaped, lastEscaped.range == range { return lastEscaped.text }
         guard case .string(let string)? = (try? JSONParser.parseValue(bytes, from: range.lowerBound))?.value else {
             preconditionFailure("a string the reader checked no longer parses")
         }
@@ -208,26 +227,48 @@ struct QuickJSONReader {
 
     // MARK: Scalars
 
-    /// A string at the reader. Printable ASCII up to the closing quote is the line's own bytes;
-    /// at anything else the general parser reads the string whole. Every escape makes the
-    /// decoded text shorter than its source, so a string that kept its length had none, and its
-    /// bytes in the line are its UTF-8 (and what the answer writer would write).
+    /// A string at the reader. A run of printable ASCII up to the closing quote is the line's
+    /// own bytes; at anything else the general parser reads the string whole. Every escape
+    /// makes the decoded text shorter than its source, so a string that kept its length had
+    /// none, and its bytes in the line are its UTF-8 (and what the answer writer would write).
     private mutating func text() -> Text? {
         guard peek == UInt8(ascii: "\"") else { return nil }
         let start = offset + 1
-        var index = start
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                offset = index + 1
-                return .inLine(start..<index)
-            }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { break }
-            index += 1
+        let end = plainRunEnd(from: start)
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            offset = end + 1
+            return .inLine(start..<end)
         }
         guard case .string(let string)? = parsed() else { return nil }
         let content = start..<(offset - 1)
-        return string.utf8.count == content.count ? .inLine(content) : .escaped((start - 1)..<offset)
+        guard string.utf8.count != content.count else { return .inLine(content) }
+        lastEscaped = ((start - 1)..<offset, string)
+        return .escaped((start - 1)..<offset)
+    }
+
+    /// Where the run of printable ASCII other than `"` and `\` that starts at `index` ends.
+    /// Eight bytes at a time (SWAR, as the line framer finds newlines): each test flags the
+    /// bytes it is after with their high bit, and a borrow can only flag bytes above a real
+    /// match, which the lowest-bit pick ignores.
+    private func plainRunEnd(from index: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = index
+        while bytes.count - index >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+            let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+            let controls = (word &- ones &* 0x20) & ~word
+            let found = (controls | (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes | word) & highs
+            if found != 0 { return index + found.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { return index }
+            index += 1
+        }
+        return index
     }
 
     /// A number at the reader. An integer of up to 18 digits is read in place; any other form

@@ -30,6 +30,9 @@ public struct TransactScan: Sendable {
     public static func scan(_ line: UnsafeRawBufferPointer) -> TransactScan? {
         typealias Text = QuickJSONReader.Text
         var reader = QuickJSONReader(bytes: line)
+        // Every line is offered to this scanner first, and most are syncs: one that names no
+        // `currency.transact` as it is, and has no escape to spell it with, is over before it is read.
+        guard reader.contains(Key.transact) || reader.contains("\\") else { return nil }
         var amount: Int64?
         var (profileID, customerUserID, currency, key, reason): (Text?, Text?, Text?, Text?, Text?)
         let id = reader.readRequest(op: Key.transact) { reader, name in
