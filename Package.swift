@@ -64,7 +64,7 @@ let package = Package(
             name: "GatehouseRuntimeTests",
             dependencies: ["GatehouseRuntime", "GatehouseTesting", "GatehouseStorage", "GatehouseCore", "GatehouseBase"]
         ),
-        .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore"]),
+        .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore", "GatehouseBase"]),
         .testTarget(name: "GatehouseAppStoreTests", dependencies: ["GatehouseAppStore", "GatehouseWire", "GatehouseBase"]),
         .testTarget(
             name: "GatehouseServerTests",

@@ -142,8 +142,9 @@ extension BenchArguments {
         summary: """
             Measures the wire layer in this process, without sockets: parsing a typical
             100-byte request with JSONParser.parse and with Request(line:), writing an
-            answer with Answer.success, and LineFramer splitting 1,000 lines read in 64 KiB
-            chunks. Prints the median ns per op of five rounds after a warm-up, and the
+            answer with Answer.success, LineFramer splitting 1,000 lines read in 64 KiB
+            chunks, and the fast roads' readers: SyncScan on four shapes of sync (with and
+            without an id, in another order, with escapes) and TransactScan. Prints the median ns per op of five rounds after a warm-up, and the
             best round. Each result is checked, so a broken parser fails the run (exit 1).
             Build with -c release: a debug build's figures mean nothing.
             """,
@@ -214,7 +215,7 @@ extension BenchArguments {
             are not counted, but an error answer then still fails the run.
 
             other modes:
-              gatehouse-bench micro [--iterations N]   ns/op of parsing, answering, framing
+              gatehouse-bench micro [--iterations N]   ns/op of parsing, scanning, answering, framing
               gatehouse-bench durability [options]     durable writes, the log alone, replay,
                                                        snapshots (see durability --help)
               gatehouse-bench watch [options]          push latency with N connections

@@ -81,7 +81,63 @@ extension MicroBenchmarks {
     )
 
     static func all() -> [MicroBenchmark] {
-        [jsonParse(), requestParse(), answerWrite(), framerSplit()]
+        [jsonParse(), requestParse(), answerWrite(), framerSplit()] + syncScans() + transactScans()
+    }
+
+    /// `sync` lines as SDKs may send them: the fast road's reader and answer should cost about
+    /// the same whatever the shape (issue 17).
+    static let syncShapes = [
+        ("with an id", #"{"id":12345,"op":"sync","profile_id":"gh_ASNFZ4mrze_-3LqYdlQyEKvN7w","cursor":42}"#),
+        ("without an id", #"{"op":"sync","profile_id":"gh_ASNFZ4mrze_-3LqYdlQyEKvN7w","cursor":42}"#),
+        ("in another order, with an unknown member and an escaped id",
+         #"{ "cursor" : 42, "app_version": "2.1.0", "profile_id": "gh_ASNFZ4mrze_-3LqYdlQyEKvN7w", "op": "sync", "id": "\u00e9-12345" }"#),
+        ("with escaped names and a cursor of 42.0",
+         #"{"\u0069d":12345,"o\u0070":"sync","profile\u005fid":"gh_ASNFZ4mrze_-3LqYdlQyEKvN7w","cursor":42.0}"#),
+    ]
+
+    /// The fast road's reader and answer on each shape of ``syncShapes``.
+    static func syncScans() -> [MicroBenchmark] {
+        syncShapes.map { shape, text in
+            let line = Array(text.utf8)
+            let length = line.withUnsafeBytes { raw in SyncScan.scan(raw).map { $0.nothingChanged(in: raw).count } } ?? -1
+            return MicroBenchmark(
+                name: "SyncScan and its answer (sync \(shape))", unit: "op", iterationDivisor: 1, checksumPerIteration: length
+            ) { iterations in
+                line.withUnsafeBytes { raw in
+                    var checksum = 0
+                    for _ in 0..<iterations { checksum &+= SyncScan.scan(raw)?.nothingChanged(in: raw).count ?? 0 }
+                    return checksum
+                }
+            }
+        }
+    }
+
+    /// `TransactScan` on the typical transact, and on a sync: every line is offered to it
+    /// first, and a sync with `op` last would be read to its end.
+    static func transactScans() -> [MicroBenchmark] {
+        let lateOp = Array(#"{"id":12345,"profile_id":"gh_ASNFZ4mrze_-3LqYdlQyEKvN7w","cursor":42,"op":"sync"}"#.utf8)
+        let declining = MicroBenchmark(
+            name: "TransactScan declining a sync whose op comes last", unit: "op", iterationDivisor: 1, checksumPerIteration: 1
+        ) { iterations in
+            lateOp.withUnsafeBytes { raw in
+                var checksum = 0
+                for _ in 0..<iterations where TransactScan.scan(raw) == nil { checksum &+= 1 }
+                return checksum
+            }
+        }
+        let transact = Array(#"{"id":7,"op":"currency.transact","profile_id":"gh_ASNFZ4mrze_-3LqYdlQyEKvN7w","currency":"COINS","amount":-5,"idempotency_key":"k"}"#.utf8)
+        // A scan that failed would add nothing: -1 a round cannot be met then.
+        let amount = transact.withUnsafeBytes { TransactScan.scan($0).map { Int($0.amount) } } ?? -1
+        let reading = MicroBenchmark(
+            name: "TransactScan (\(transact.count)-byte request)", unit: "op", iterationDivisor: 1, checksumPerIteration: amount
+        ) { iterations in
+            transact.withUnsafeBytes { raw in
+                var checksum = 0
+                for _ in 0..<iterations { checksum &+= TransactScan.scan(raw).map { Int($0.amount) } ?? 0 }
+                return checksum
+            }
+        }
+        return [declining, reading]
     }
 
     static func jsonParse() -> MicroBenchmark {

@@ -127,10 +127,10 @@ extension ServerCore {
     }
 
     /// The backend's hot write, `currency.transact`, read by ``TransactScan`` without the general
-    /// parser: only when the line is the plain shape it reads, the session may run the op, and
-    /// the op's checks pass. Anything else answers `nil` and takes the general road (which gives
-    /// the same step, or the error). The caller must know the session is settled (nothing that
-    /// could change it is still to run).
+    /// parser: only when the scanner reads the line (every shape the protocol allows), the
+    /// session may run the op, and the op's checks pass. Anything else answers `nil` and takes
+    /// the general road (which gives the same step, or the error). The caller must know the
+    /// session is settled (nothing that could change it is still to run).
     func quickStep(_ line: UnsafeRawBufferPointer, session: Session) -> (lane: ProjectLane, principal: Principal, id: JSONValue, step: ProjectStep)? {
         guard let scan = TransactScan.scan(line), let principal = try? authorize(CurrencyOperations.transact, session),
             let project = principal.project, let step = CurrencyOperations.transactStep(scan)
@@ -139,15 +139,14 @@ extension ServerCore {
     }
 
     /// The SDK's poll, `sync` finding nothing changed, answered without the general parser or
-    /// writer: only when the line is the plain shape ``SyncScan`` reads, the session may sync,
-    /// and the project's board says nothing changed. Anything else answers `nil` and takes the
-    /// general road (which gives the same answer, or the error).
+    /// writer: only when ``SyncScan`` reads the line (every shape the protocol allows), the
+    /// session may sync, and the project's board says nothing changed. Anything else answers
+    /// `nil` and takes the general road (which gives the same answer, or the error).
     private func quickSync(_ line: UnsafeRawBufferPointer, session: Session) -> [UInt8]? {
         guard let scan = SyncScan.scan(line), let project = (try? authorize(SyncOperations.sync, session))?.project,
-            let id = ProfileID(utf8: UnsafeRawBufferPointer(rebasing: line[scan.profileRange])),
-            project.syncBoard.nothingChanged(for: id, after: scan.cursor) == true
+            project.syncBoard.nothingChanged(for: scan.profileID, after: scan.cursor) == true
         else { return nil }
-        return SyncScan.nothingChanged(line: line, id: scan.idRange, cursor: scan.cursor)
+        return scan.nothingChanged(in: line)
     }
 
     /// The session's principal, if it may run `operation` now.

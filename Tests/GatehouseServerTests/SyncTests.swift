@@ -122,7 +122,7 @@ struct SyncFixture {
                     lines.append(#"{ "cursor" : \#(cursor) , "profile_id" : "\#(alice.id)" , "op" : "sync" , "id" : "s\#(index)" }"#)
                     expected.append(S.nothingChangedLine(id: #""s\#(index)""#, cursor: cursor))
                 case 2:
-                    // Another shape (an extra member) takes the general road: the same answer.
+                    // A member sync does not know is skipped: the same answer.
                     lines.append(#"{"op":"sync","profile_id":"\#(alice.id)","cursor":\#(cursor),"id":\#(index),"extra":[1,2]}"#)
                     expected.append(S.nothingChangedLine(id: "\(index)", cursor: cursor))
                 default:

@@ -224,6 +224,37 @@ private func number(_ text: String) -> JSONValue {
     }
 }
 
+/// `parseValue(_:from:)` reads one value inside a larger input, for the quick request readers.
+@Suite struct ParserReadsOneValueAtAnOffset {
+    private static func value(_ text: String, from offset: Int) throws -> (value: JSONValue, end: Int) {
+        let bytes = Array(text.utf8)
+        return try bytes.withUnsafeBytes { raw in try JSONParser.parseValue(raw, from: offset) }
+    }
+
+    @Test func answersTheValueAndWhereItEndsLeavingWhatFollows() throws {
+        let text = #"{"a": [1, {"b":"\u00e9"}] ,"c":2}"#
+        let (value, end) = try Self.value(text, from: 5)
+        #expect(value == [1, ["b": "é"]])
+        #expect(Array(text.utf8)[end...].starts(with: Array(" ,".utf8)))
+        #expect(try Self.value(text, from: 1).value == "a")
+    }
+
+    @Test func refusesWhatTheWholeParserRefuses() {
+        #expect(throws: JSONParseError.self) { try Self.value(#"{"a":01}"#, from: 5) }
+        #expect(throws: JSONParseError.self) { try Self.value(#"{"a":"\q"}"#, from: 5) }
+        #expect(throws: JSONParseError.self) { try Self.value(#"{"a":[1,}"#, from: 5) }
+        #expect(throws: JSONParseError.self) { try Self.value(#"{"a":"#, from: 5) }
+    }
+
+    @Test func boundsNestingByItsOwnLimit() throws {
+        let text = "[[[]]]"
+        #expect(throws: JSONParseError.self) {
+            try Array(text.utf8).withUnsafeBytes { raw in try JSONParser.parseValue(raw, from: 0, maxDepth: 2) }
+        }
+        #expect(try Self.value(text, from: 1).end == 5)
+    }
+}
+
 @Suite struct ParserLimitsNesting {
     @Test func nestingAtTheLimitIsAccepted() throws {
         let text = String(repeating: "[", count: 128) + String(repeating: "]", count: 128)

@@ -28,7 +28,12 @@ enum CurrencyOperations {
             ProjectState.idempotencyKeyCharacters.contains(scan.idempotencyKey.count),
             scan.reason.map({ reasonLengths.contains($0.count) }) ?? true
         else { return nil }
-        return transactStep(.id(scan.profileID), currency: scan.currency, amount: scan.amount, key: scan.idempotencyKey, reason: scan.reason)
+        let lookup: ProfileLookup
+        switch scan.profile {
+        case .id(let id): lookup = .id(id)
+        case .customerUserID(let customerUserID): lookup = .customerUserID(customerUserID)
+        }
+        return transactStep(lookup, currency: scan.currency, amount: scan.amount, key: scan.idempotencyKey, reason: scan.reason)
     }
 
     private static func transactStep(_ lookup: ProfileLookup, currency: String, amount: Int64, key: String, reason: String?)

@@ -39,6 +39,25 @@ public enum JSONParser {
         return try result.get()
     }
 
+    /// Parses one JSON value that starts at `offset` (after optional whitespace) and answers it
+    /// with the offset just past it, leaving whatever follows to the caller. The quick request
+    /// readers (``SyncScan``, ``TransactScan``) read the common forms themselves and hand the
+    /// rest to this, so a line means the same to them as to ``parse(_:maxDepth:)``.
+    public static func parseValue(_ bytes: UnsafeRawBufferPointer, from offset: Int, maxDepth: Int = defaultMaxDepth)
+        throws(JSONParseError) -> (value: JSONValue, end: Int)
+    {
+        precondition(offset >= 0 && offset <= bytes.count, "offset outside the bytes")
+        let result = bytes.withMemoryRebound(to: UInt8.self) { input in
+            Result { () throws(JSONParseError) -> (value: JSONValue, end: Int) in
+                var parser = Parser(input: input, maxDepth: maxDepth)
+                parser.index = offset
+                let value = try parser.parseValue()
+                return (value, parser.index)
+            }
+        }
+        return try result.get()
+    }
+
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(JSONParseError) -> JSONValue in try parse(raw, maxDepth: maxDepth) }
@@ -87,13 +106,17 @@ extension JSONParser {
             self.maxDepth = maxDepth
         }
 
+        mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+            try finish(parseValue())
+        }
+
         /// The driver: a finished value goes onto its container's stack, `nil` means a container
         /// just opened and its first item (or its end) comes next.
-        mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        mutating func parseValue() throws(JSONParseError) -> JSONValue {
             var value = try parseValueOrOpen()
             while true {
                 if let complete = value {
-                    guard let frame = current else { return try finish(complete) }
+                    guard let frame = current else { return complete }
                     values.append(complete)
                     value = try parseAfterItem(in: frame)
                 } else {

@@ -1,64 +1,78 @@
+public import GatehouseCore
+
 /// A purpose-built reader for the one request SDKs send all day, `sync` with a cursor:
-/// `{"id":<integer or plain string>,"op":"sync","profile_id":"gh_…","cursor":<integer>}` with
-/// the members in any order and spaces allowed around the punctuation. It only recognizes: any
-/// other shape (escapes, other members, duplicates, floats, a missing cursor) answers `nil`, and
-/// the line takes the general parser's road, which gives every error its usual answer.
+/// `{"id":…,"op":"sync","profile_id":"gh_…","cursor":<integer>}` in every shape the protocol
+/// allows: with or without an `id` (any string or number), members in any order, other members
+/// ignored, any JSON whitespace, escapes, a number in any form whose value is an integer. A
+/// repeated member counts with its last value, as for the general parser.
+///
+/// It answers `nil` for a line the general road would refuse or read otherwise (another op, a
+/// missing or unusable member), which the general road then answers. So does a `sync` without
+/// a cursor (or with `"cursor":null`): that is a first sync, which the general road always
+/// answers with the whole document from the project's actor, never with "nothing changed".
 public struct SyncScan {
-    /// Where the `id` value's text is (echoed as it was sent), quotes included for a string.
-    public let idRange: Range<Int>
-    /// Where the `profile_id` string's content is.
-    public let profileRange: Range<Int>
+    /// The request's `id`, as the answer writes it back.
+    public let id: AnswerID
+    public let profileID: ProfileID
     public let cursor: UInt64
 
+    /// How an answer writes a request's `id` back, byte for byte as ``Answer`` writes the
+    /// `id` the general parser read: `null` when there is none; the line's own text for a
+    /// number (its literal) or a string without escapes (quotes included); a string with
+    /// escapes decoded, for ``JSONWriter`` to write anew.
+    public enum AnswerID: Sendable, Equatable {
+        case null
+        case inLine(Range<Int>)
+        case decoded(String)
+    }
+
     public static func scan(_ line: UnsafeRawBufferPointer) -> SyncScan? {
-        var reader = PlainJSONReader(bytes: line)
-        guard reader.take(UInt8(ascii: "{")) else { return nil }
-        var id: Range<Int>?
-        var profile: Range<Int>?
-        var cursor: UInt64?
-        var sawOp = false
-        repeat {
-            guard let key = reader.plainString() else { return nil }
-            guard reader.take(UInt8(ascii: ":")) else { return nil }
-            if reader.matches(key, Key.id) {
-                guard id == nil, let value = reader.requestID() else { return nil }
-                id = value.range
-            } else if reader.matches(key, Key.op) {
-                guard !sawOp, let value = reader.plainString(), reader.matches(value, Key.sync) else { return nil }
-                sawOp = true
-            } else if reader.matches(key, Key.profileID) {
-                guard profile == nil, let value = reader.plainString() else { return nil }
-                profile = value
-            } else if reader.matches(key, Key.cursor) {
-                guard cursor == nil, let value = reader.unsignedInteger(allowingMinus: false) else { return nil }
-                cursor = value
-            } else {
-                return nil
-            }
-        } while reader.take(UInt8(ascii: ","))
-        guard reader.take(UInt8(ascii: "}")), reader.atEndAfterSpaces, sawOp, let id, let profile, let cursor else { return nil }
-        return SyncScan(idRange: id, profileRange: profile, cursor: cursor)
+        var reader = QuickJSONReader(bytes: line)
+        var profile: QuickJSONReader.Text?
+        var cursor: Int64?
+        let id = reader.readRequest(op: Key.sync) { reader, name in
+            if reader.matches(name, Key.profileID) { return reader.readText(into: &profile) }
+            if reader.matches(name, Key.cursor) { return reader.readInteger(into: &cursor) }
+            return reader.skipValue()
+        }
+        // The range `sync` takes (`SyncOperations.syncCursor`): a negative cursor is its error.
+        guard let id, let profile, let cursor, cursor >= 0, let profileID = ProfileID(profile, in: reader) else { return nil }
+        return SyncScan(id: AnswerID(id, in: reader), profileID: profileID, cursor: UInt64(cursor))
     }
 
     /// `{"id":<id>,"ok":true,"cursor":<cursor>,"changed":[]}\n`, exactly as the general writer
-    /// would write it.
-    public static func nothingChanged(line: UnsafeRawBufferPointer, id: Range<Int>, cursor: UInt64) -> [UInt8] {
+    /// writes it. `line` is the line this scan read.
+    public func nothingChanged(in line: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(64 + id.count)
+        out.reserveCapacity(64)
         out.append(contentsOf: #"{"id":"#.utf8)
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[id]))
+        switch id {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .inLine(let range): out.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[range]))
+        case .decoded(let string): JSONWriter.appendString(string, to: &out)
+        }
         out.append(contentsOf: #","ok":true,"cursor":"#.utf8)
-        out.append(contentsOf: String(cursor).utf8)
+        JSONWriter.appendInt(Int64(cursor), to: &out)
         out.append(contentsOf: #","changed":[]}"#.utf8)
         out.append(UInt8(ascii: "\n"))
         return out
     }
 
     private enum Key {
-        static let id = Array("id".utf8)
-        static let op = Array("op".utf8)
-        static let sync = Array("sync".utf8)
-        static let profileID = Array("profile_id".utf8)
-        static let cursor = Array("cursor".utf8)
+        static let sync: StaticString = "sync"
+        static let profileID: StaticString = "profile_id"
+        static let cursor: StaticString = "cursor"
+    }
+}
+
+extension SyncScan.AnswerID {
+    init(_ id: QuickJSONReader.RequestID, in reader: QuickJSONReader) {
+        switch id {
+        case .absent: self = .null
+        case .number(let literal): self = .inLine(literal)
+        // The quotes go with the string's content.
+        case .string(.inLine(let content)): self = .inLine((content.lowerBound - 1)..<(content.upperBound + 1))
+        case .string(.escaped(let range)): self = .decoded(reader.decoded(range))
+        }
     }
 }
