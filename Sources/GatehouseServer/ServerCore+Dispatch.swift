@@ -107,8 +107,11 @@ extension ServerCore {
                 preconditionFailure("session ops are answered above")
             case .inline(let body):
                 reply = Reply(try body(context))
-            case .async(let body), .fast(_, let body):
+            case .async(let body):
                 reply = try await body(context)
+            case .fast(let inline, let slow):
+                // Deferred behind another request, a `sync` still answers from the board when it can.
+                if let result = try inline(context) { reply = Reply(result) } else { reply = try await slow(context) }
             case .project(let prepare):
                 let step = try prepare(context)
                 reply = try await context.project.perform { project in Result { () throws(GatehouseError) in try step(project) } }.get()
