@@ -95,6 +95,9 @@ public final class Engine: Sendable {
     /// Stops taking writes and makes everything written durable (clean shutdown).
     public func close() async {
         registry.trigger.install(nil)
+        // The expiry timers stop: nothing is logged once the log closes, and a timer asleep on
+        // a test clock would otherwise wait forever.
+        for project in registry.allProjects() { await project.stopExpiryTimer() }
         await log.close()
     }
 }

@@ -233,8 +233,8 @@ public actor Project {
         return lastLSN
     }
 
-    /// Arms the timer for the next deadline unless it is armed for it already. A clock that only
-    /// moves when told to (`--test-clock`) gets a timer only for what is due now.
+    /// Arms the timer for the next deadline unless it is armed for it already. The timer sleeps
+    /// on the project's clock, so a test clock's move wakes it as the passing of time does.
     private func armExpiryTimer() {
         // Read through `peek`: `state.purchases` read off the stored state copies the whole book.
         armExpiryTimer(next: peek { $0.purchases.nextDeadlineMs })
@@ -249,22 +249,32 @@ public actor Project {
             return
         }
         guard expiryTimerDeadlineMs != next else { return }
-        let delayMs = next - nowMs
-        guard delayMs <= 0 || context.clock.advancesOnItsOwn else { return }
-        retryExpiries(afterMs: max(0, delayMs))
+        runExpiries(atMs: next)
         expiryTimerDeadlineMs = next
     }
 
+    /// The server is closing: the timer stops, and none is armed again (the project is frozen).
+    func stopExpiryTimer() {
+        frozen = true
+        expiryTimer?.cancel()
+        expiryTimer = nil
+        expiryTimerDeadlineMs = nil
+    }
+
     private func retryExpiries(afterMs delayMs: Int64) {
+        runExpiries(atMs: nowMs + delayMs)
+    }
+
+    /// The timer: a task that sleeps on the clock until `deadlineMs`, then runs the expiries.
+    private func runExpiries(atMs deadlineMs: Int64) {
         expiryTimer?.cancel()
         expiryTimerDeadlineMs = nil
+        let clock = context.clock
         expiryTimer = Task { [weak self] in
-            if delayMs > 0 {
-                do {
-                    try await Task.sleep(for: .milliseconds(delayMs))
-                } catch {
-                    return
-                }
+            do {
+                try await clock.sleep(untilMs: deadlineMs)
+            } catch {
+                return
             }
             await self?.runExpiries()
         }
