@@ -190,7 +190,7 @@ final class WALFlusher: @unchecked Sendable {
             state.syncedLSN = max(state.syncedLSN, synced)
         }
         if took > .seconds(1) {
-            shared.logger.warning("wal.sync.slow", metadata: ["file": "\(segment.path)", "took_ms": .init(took.components.seconds * 1000)])
+            shared.logger.warning("wal.sync.slow", metadata: ["file": "\(segment.path)", "took_ms": .init(took.wholeMilliseconds)])
         }
     }
 
