@@ -11,8 +11,8 @@ import Testing
 @Suite struct AnswerDurability {
     typealias C = CurrencyFixture
 
-    /// A test-clock server on a disk whose syncs the test holds, with the currency fixture.
-    static func run(_ body: (C, FaultyFileSystem, TestServer) async throws -> Void) async throws {
+    /// A test-clock server on a disk whose syncs the test holds.
+    static func withHeldDisk(_ body: (FaultyFileSystem, TestServer) async throws -> Void) async throws {
         let disk = FaultyFileSystem()
         try await withTestServer({
             $0.fileSystem = disk
@@ -20,9 +20,13 @@ import Testing
         }) { server in
             // A sync held past the test would keep the log's flusher, and so the server's stop, waiting.
             defer { disk.releaseSyncs() }
-            let fixture = try await C.make(server)
-            try await body(fixture, disk, server)
+            try await body(disk, server)
         }
+    }
+
+    /// ``withHeldDisk(_:)`` with the currency fixture.
+    static func run(_ body: (C, FaultyFileSystem, TestServer) async throws -> Void) async throws {
+        try await withHeldDisk { disk, server in try await body(try await C.make(server), disk, server) }
     }
 
     /// A backend connection whose reads give up after 15 s, so an answer held back by mistake
@@ -111,12 +115,7 @@ import Testing
     /// An op run on the connection's inbox too: `owned_by_other` (restore: keep) shows who owns a
     /// purchase, and waits until that owner's report is durable.
     @Test func anInboxErrorWaitsForTheChangeItShows() async throws {
-        let disk = FaultyFileSystem()
-        try await withTestServer({
-            $0.fileSystem = disk
-            $0.testClock = true
-        }) { server in
-            defer { disk.releaseSyncs() }
+        try await Self.withHeldDisk { disk, server in
             let f = try await StoreFixture.make(server, restore: "keep")
             let owner = try await f.create("owner").id
             let other = try await f.create("other").id
