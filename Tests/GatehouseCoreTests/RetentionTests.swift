@@ -84,6 +84,26 @@ import Testing
         }
     }
 
+    /// A list read back longer than the server now keeps (a lower --history-per-currency) is cut
+    /// to it by its next append, and keeps being cut from then on.
+    @Test func aListReadBackLongerThanItKeepsIsCutOnItsNextAppend() {
+        var histories = CurrencyHistories()
+        let profile = ProfileID(high: 9, low: 9, tag: 1)
+        let stored = (1...20).map {
+            CurrencyEntry(transactionID: "vct_\($0)_0", amount: 1, balance: Int64($0), source: .transaction, ref: "r", atMs: Int64($0))
+        }
+        let restored = histories.restore(profile, Self.coins, stored)
+        #expect(restored)
+        for n in 21...23 {
+            _ = histories.append(profile, Self.coins, amount: 1, maximum: 1_000, transaction: TransactionName(sequence: UInt64(n), index: 0),
+                                 source: .transaction, ref: "r", atMs: Int64(n), kept: 5)
+            let list = histories.list(profile, Self.coins)
+            #expect(list?.count == 5 && list?.balance == Int64(n))
+            let balances = list.map { histories.all(of: $0) }?.map(\.balance)
+            #expect(balances == Array(Int64(n - 4)...Int64(n)))
+        }
+    }
+
     @Test func aKeyIsRememberedForItsWindowOnly() throws {
         let window: Int64 = 60_000
         var world = PurchaseWorld.withCurrencies(retention: Self.retention(idempotencyMs: window))

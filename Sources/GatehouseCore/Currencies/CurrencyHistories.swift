@@ -6,8 +6,11 @@
 /// of the entry array; a dictionary of dictionaries of arrays touched three hashed buckets and
 /// an array of its own per profile.
 ///
-/// A list keeps its newest entries, as many as the caller says (``Retention``): an entry also
-/// points at the one after it, so the oldest is dropped in one step when a new one comes.
+/// A list keeps its newest entries, as many as the caller says (``Retention``). Once a list has
+/// grown past that, its entries also point at the ones after them ("linked": the oldest is then
+/// dropped in one step when a new one comes). A list that never has, nearly every one, keeps no
+/// such links, so an append writes nothing into an older entry, which with other profiles'
+/// entries between them is rarely in the cache.
 ///
 /// The entries lie in a ``ChunkedArray``, so a snapshot's copy of the state costs the next
 /// append one chunk, not the whole array. The entries of removed lists and dropped entries stay
@@ -29,7 +32,7 @@ struct CurrencyHistories: Sendable {
         var newest: UInt32
         /// 0 only in an empty bucket: a list has an entry.
         var count: UInt32
-        /// The oldest entry kept, in ``entries``.
+        /// The oldest entry kept, in ``entries``, once the list is linked; ``none`` until then.
         var oldest: UInt32
         var balance: Int64
 
@@ -44,7 +47,7 @@ struct CurrencyHistories: Sendable {
         let balance: Int64
         let atMs: Int64
         let transaction: TransactionName
-        /// The entry after this one in its list, or ``none`` (in the padding after
+        /// The entry after this one in a linked list, or ``none`` (in the padding after
         /// `transaction`: the stride stays 56 bytes).
         var next: UInt32
         /// The ref's offset in ``text``.
@@ -145,10 +148,10 @@ struct CurrencyHistories: Sendable {
         entries.append(stored)
         let newest = UInt32(entries.count - 1)
         guard let bucket else {
-            insert(List(key: key, newest: newest, count: 1, oldest: newest, balance: after))
+            insert(List(key: key, newest: newest, count: 1, oldest: Self.none, balance: after))
             return (after - before, after)
         }
-        entries[Int(table[bucket].newest)].next = newest
+        if table[bucket].oldest != Self.none { entries[Int(table[bucket].newest)].next = newest }
         table[bucket].newest = newest
         table[bucket].count += 1
         table[bucket].balance = after
@@ -159,6 +162,7 @@ struct CurrencyHistories: Sendable {
     /// Drops a list's oldest entries until it holds `kept`; the balance stays (it is the newest
     /// entry's).
     private mutating func dropOldest(of bucket: Int, keeping kept: Int) {
+        if table[bucket].oldest == Self.none { link(bucket) }
         while table[bucket].count > kept {
             let oldest = Int(table[bucket].oldest)
             let next = entries[oldest].next
@@ -170,23 +174,37 @@ struct CurrencyHistories: Sendable {
         compactIfMostlyDead()
     }
 
+    /// Links a list that has just grown past what it keeps: one walk from its newest entry back,
+    /// once in the list's life (a compaction keeps the links).
+    private mutating func link(_ bucket: Int) {
+        var after = Self.none
+        var position = table[bucket].newest
+        while true {
+            entries[Int(position)].next = after
+            let previous = entries[Int(position)].previous
+            guard previous != Self.none else { break }
+            after = position
+            position = previous
+        }
+        table[bucket].oldest = position
+    }
+
     /// Adds a whole list read back from storage, oldest first, whose balances the reader
     /// checked; `false`, and nothing changes, when the list exists already.
     mutating func restore(_ profile: ProfileID, _ currency: String, _ history: [CurrencyEntry]) -> Bool {
         let key = Key(profile: profile, currency: codes.intern(currency))
         guard bucket(of: key) == nil, let last = history.last else { return false }
         precondition(entries.count + history.count < Int(Self.none), "too many currency history entries")
-        let oldest = UInt32(entries.count)
         var previous = Self.none
         for item in history {
             let transaction = TransactionName(item.transactionID, arena: &text)
             let position = UInt32(entries.count)
-            if previous != Self.none { entries[Int(previous)].next = position }
             entries.append(Stored(amount: item.amount, balance: item.balance, atMs: item.atMs, transaction: transaction,
                                   next: Self.none, ref: text.append(item.ref), previous: previous, source: item.source))
             previous = position
         }
-        insert(List(key: key, newest: previous, count: UInt32(history.count), oldest: oldest, balance: last.balance))
+        // Unlinked, like every list until an append finds it past what it keeps.
+        insert(List(key: key, newest: previous, count: UInt32(history.count), oldest: Self.none, balance: last.balance))
         return true
     }
 
@@ -280,7 +298,8 @@ struct CurrencyHistories: Sendable {
                 position = entries[Int(position)].previous
             }
             var previous = Self.none
-            table[slot].oldest = UInt32(fresh.count)
+            let linked = table[slot].oldest != Self.none
+            if linked { table[slot].oldest = UInt32(fresh.count) }
             for position in chain.reversed() {
                 let stored = entries[Int(position)]
                 let transaction = stored.transaction.index == TransactionName.spelled
@@ -288,7 +307,7 @@ struct CurrencyHistories: Sendable {
                                       index: TransactionName.spelled)
                     : stored.transaction
                 let moved = UInt32(fresh.count)
-                if previous != Self.none { fresh[Int(previous)].next = moved }
+                if linked, previous != Self.none { fresh[Int(previous)].next = moved }
                 fresh.append(Stored(amount: stored.amount, balance: stored.balance, atMs: stored.atMs, transaction: transaction,
                                     next: Self.none, ref: freshText.append(stored.ref, from: text), previous: previous,
                                     source: stored.source))
