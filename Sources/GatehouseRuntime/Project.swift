@@ -50,6 +50,8 @@ public actor Project {
     /// Set while a `tenant.restore` replaces this project: changes are refused, so the restored
     /// state's sequence can be placed after everything this one ever answered.
     private var frozen = false
+    /// Set when the server closes: no expiry timer is armed again.
+    private var timerStopped = false
     /// Inside ``perform(_:)``: appends leave the log's flusher asleep until the body is done.
     private var holdingFlusher = false
     /// The one timer of the project: it wakes at the earliest expiry (DESIGN.md: time moves too).
@@ -219,7 +221,7 @@ public actor Project {
         expiryTimer?.cancel()
         expiryTimer = nil
         expiryTimerDeadlineMs = nil
-        guard !published.isDeleted, !frozen else { return lastLSN }
+        guard !published.isDeleted, !frozen, !timerStopped else { return lastLSN }
         for batch in state.expiryBatches(nowMs: nowMs) {
             do throws(GatehouseError) {
                 _ = try commit(batch)
@@ -242,7 +244,7 @@ public actor Project {
 
     /// ``armExpiryTimer()`` for a caller that has read the next deadline already.
     private func armExpiryTimer(next: Int64?) {
-        guard !published.isDeleted, !frozen, let next else {
+        guard !published.isDeleted, !frozen, !timerStopped, let next else {
             expiryTimer?.cancel()
             expiryTimer = nil
             expiryTimerDeadlineMs = nil
@@ -253,9 +255,9 @@ public actor Project {
         expiryTimerDeadlineMs = next
     }
 
-    /// The server is closing: the timer stops, and none is armed again (the project is frozen).
+    /// The server is closing: the timer stops, and none is armed again.
     func stopExpiryTimer() {
-        frozen = true
+        timerStopped = true
         expiryTimer?.cancel()
         expiryTimer = nil
         expiryTimerDeadlineMs = nil

@@ -263,9 +263,6 @@ public struct PurchaseBook: Sendable {
         notifications.forget(at: nowMs)
     }
 
-    /// Ids the notification memory has moved to compact itself (tests: the work a write costs).
-    var notificationEntriesMoved: Int { notifications.entriesMoved }
-
     /// Purchases held unowned under `token` now belong to `profile` (it took that token).
     /// Answers the purchases claimed.
     mutating func claim(token: AppAccountToken, for profile: ProfileID) -> [PurchaseKey] {
