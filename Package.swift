@@ -16,6 +16,10 @@ let package = Package(
         ),
         .target(name: "CGatehouseLinux", cSettings: [.define("_GNU_SOURCE")]),
         .systemLibrary(
+            name: "CHTTPParser",
+            providers: [.apt(["libhttp-parser-dev"]), .yum(["http-parser-devel"]), .brew(["http-parser"])]
+        ),
+        .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
@@ -23,18 +27,19 @@ let package = Package(
 
         // MARK: Libraries, bottom up
         // libm: Swift's floating-point rounding calls into it, and nothing else pulls it in.
-        .target(name: "GatehouseBase", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "GatehouseBase", dependencies: ["COpenSSL", "CGatehouseLinux"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "GatehouseCore", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
         .target(name: "GatehouseWire", dependencies: ["GatehouseCore", "GatehouseBase"]),
         .target(name: "GatehousePosix", dependencies: ["GatehouseBase", "CGatehouseLinux"]),
+        .target(name: "GatehouseHTTP", dependencies: ["GatehouseBase", "CHTTPParser"]),
         .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib", "CGatehouseLinux"]),
         .target(name: "GatehouseAppStore", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase", "COpenSSL"]),
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseAppStore", "GatehouseCore",
-                "GatehouseBase",
+                "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "GatehouseAppStore",
+                "GatehouseCore", "GatehouseBase",
             ]
         ),
 
@@ -54,8 +59,8 @@ let package = Package(
         .target(
             name: "GatehouseTesting",
             dependencies: [
-                "GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseStorage", "GatehouseBase", "CGatehouseLinux",
-                "CGatehouseTestRun",
+                "GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "GatehouseStorage", "GatehouseBase",
+                "CGatehouseLinux", "CGatehouseTestRun",
             ]
         ),
         .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase"]),
@@ -64,13 +69,14 @@ let package = Package(
             name: "GatehouseRuntimeTests",
             dependencies: ["GatehouseRuntime", "GatehouseTesting", "GatehouseStorage", "GatehouseCore", "GatehouseBase"]
         ),
+        .testTarget(name: "GatehouseHTTPTests", dependencies: ["GatehouseHTTP", "GatehouseBase"]),
         .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore", "GatehouseBase"]),
         .testTarget(name: "GatehouseAppStoreTests", dependencies: ["GatehouseAppStore", "GatehouseWire", "GatehouseBase"]),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseAppStore",
-                "GatehouseCore", "GatehouseBase",
+                "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseHTTP",
+                "GatehouseAppStore", "GatehouseCore", "GatehouseBase",
             ]
         ),
         .testTarget(
@@ -80,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["GatehouseTesting", "GatehouseWire", "GatehousePosix", "gatehouse"]
+            dependencies: ["GatehouseTesting", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "gatehouse"]
         ),
     ]
 )

@@ -1,0 +1,6 @@
+import GatehouseHTTP
+import Testing
+
+@Test func theLinkedParserIsVersionTwo() {
+    #expect(HTTPParserVersion.current.hasPrefix("2."))
+}
