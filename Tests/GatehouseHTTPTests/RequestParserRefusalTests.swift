@@ -124,7 +124,7 @@ import Testing
     @Test func whitespaceBeforeTheColonIs400EvenWhenSplitThere() {
         var parser = HTTPRequestParser()
         var parsed = Parsed()
-        for piece in ["GET / HTTP/1.1\r\nHost", " ", ": h\r\n\r\n"] {
+        for piece in ["GET / HTTP/1.1\r\nHost: h\r\nX-A", " ", ": b\r\n\r\n"] {
             parser.append(Array(piece.utf8))
             drain(&parser, into: &parsed)
         }
@@ -144,6 +144,20 @@ import Testing
     @Test(arguments: ["Content-Length: 3\r\nContent-Length: 4", "Content-Length: 3\r\nContent-Length: 3", "Content-Length: 3, 4"])
     func repeatedContentLengthIs400(headers: String) {
         #expect(parse("POST / HTTP/1.1\r\nHost: h\r\n\(headers)\r\n\r\nabcd").failure?.status == 400)
+    }
+
+    @Test(arguments: ["3\r\nabcXY0\r\n\r\n", "3\r\nabc\rX0\r\n\r\n", "3\r\nabcd\r\n0\r\n\r\n", "3\r\nabc\n0\r\n\r\n"])
+    func chunkDataNotFollowedByCRLFIs400WhereverTheBytesSplit(chunks: String) {
+        let bytes = Array(("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks).utf8)
+        for split in 0...bytes.count {
+            var parser = HTTPRequestParser()
+            var parsed = Parsed()
+            for part in [bytes[..<split], bytes[split...]] {
+                parser.append(Array(part))
+                drain(&parser, into: &parsed)
+            }
+            #expect(parsed.failure?.status == 400 && parsed.requests.isEmpty, "split at \(split)")
+        }
     }
 
     @Test func transferEncodingNotEndingInChunkedIs400() {
@@ -173,6 +187,7 @@ import Testing
         "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1x\r\n\r\n",
         "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         "GET / HTTP/1.1\r\n: no name\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\u{1}b\r\n\r\n",
     ])
     func garbageIs400(text: String) {
         let parsed = parse(text)

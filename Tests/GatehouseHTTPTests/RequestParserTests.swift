@@ -201,3 +201,15 @@ import Testing
         #expect(!parser.isReadingHeaders && !parser.isInsideRequest && parser.bufferedByteCount == 0)
     }
 }
+
+@Suite struct UpgradesAreOrdinaryRequests {
+    @Test func anUpgradeRequestIsReturnedAndTheNextOneParsedAsHTTP() {
+        let parsed = parse(
+            "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+                + "POST /after HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok"
+        )
+        #expect(parsed.failure == nil)
+        #expect(parsed.requests.map(\.path) == ["/ws", "/after"])
+        #expect(parsed.requests.last.map { String(decoding: $0.body, as: UTF8.self) } == "ok")
+    }
+}

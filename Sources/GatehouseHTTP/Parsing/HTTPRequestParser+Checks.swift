@@ -59,6 +59,8 @@ extension HTTPParseError {
             .headerBlockTooLarge(limits)
         case HPE_CB_chunk_header where chunkedBodyTooLarge:
             .bodyTooLarge(limits)
+        case HPE_CB_body:
+            .badRequest("A chunk's data must be followed by CRLF.")
         case HPE_UNEXPECTED_CONTENT_LENGTH:
             .badRequest("Content-Length may appear only once, and never with Transfer-Encoding.")
         case HPE_INVALID_TRANSFER_ENCODING:

@@ -58,7 +58,7 @@ public struct HTTPResponseParser {
     }
 
     private mutating func fail(_ error: http_errno) -> HTTPResponseParseResult {
-        let reason = String(cString: http_errno_description(error))
+        let reason = error == HPE_CB_body ? "chunk data not followed by CRLF" : String(cString: http_errno_description(error))
         failure = reason
         core.arena.removeAll()
         return .failure(reason)

@@ -34,6 +34,14 @@ struct MessageAssembly {
     let bodyBytesMax: Int
     private(set) var chunkedBodyTooLarge = false
 
+    /// The bytes http_parser is being given, while it is.
+    var fedBytes = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// How much of the CRLF that must follow a chunk's data is still to be seen (2, 1 or 0).
+    /// The Debian build of http_parser does not check it, and a chunk that ends where one
+    /// parser says and another does not is a way to smuggle a request.
+    private(set) var chunkTerminatorPending = 0
+    private(set) var chunkTerminatorMissing = false
+
     init(bodyBytesMax: Int) {
         self.bodyBytesMax = bodyBytesMax
     }
@@ -47,6 +55,7 @@ struct MessageAssembly {
         fields.removeAll(keepingCapacity: true)
         body = []
         chunkedBodyBytes = 0
+        (chunkTerminatorPending, chunkTerminatorMissing) = (0, false)
     }
 
     // MARK: What the callbacks do
@@ -83,8 +92,27 @@ struct MessageAssembly {
         phase = .body
     }
 
-    mutating func appendBody(_ bytes: UnsafeRawBufferPointer) {
+    /// False refuses the body: a chunk's data is not followed by CRLF.
+    mutating func appendBody(_ bytes: UnsafeRawBufferPointer, endsChunk: Bool) -> Bool {
         body.append(contentsOf: bytes)
+        guard endsChunk, let end = bytes.baseAddress.map({ $0 + bytes.count }), let fed = fedBytes.baseAddress else { return true }
+        chunkTerminatorPending = 2
+        return checkChunkTerminator(at: end - fed)
+    }
+
+    /// Checks what of the pending CRLF lies in the bytes being fed, from `offset`; the rest is
+    /// checked at the start of the next bytes (`offset` 0).
+    mutating func checkChunkTerminator(at offset: Int) -> Bool {
+        var offset = offset
+        while chunkTerminatorPending > 0, offset < fedBytes.count {
+            guard fedBytes[offset] == (chunkTerminatorPending == 2 ? UInt8(ascii: "\r") : UInt8(ascii: "\n")) else {
+                chunkTerminatorMissing = true
+                return false
+            }
+            chunkTerminatorPending -= 1
+            offset += 1
+        }
+        return true
     }
 
     /// False refuses the chunk: its size takes the body past the limit.
@@ -141,8 +169,10 @@ extension MessageAssembly {
             return assembly.pointee.skipsBody ? 1 : 0
         }
         settings.on_body = { parser, at, length in
-            MessageAssembly.assembly(of: parser).pointee.appendBody(UnsafeRawBufferPointer(start: at, count: length))
-            return 0
+            // A chunk's data is complete when http_parser has no more of it to read.
+            let endsChunk = parser!.pointee.flags & UInt32(F_CHUNKED.rawValue) != 0 && parser!.pointee.content_length == 0
+            let bytes = UnsafeRawBufferPointer(start: at, count: length)
+            return MessageAssembly.assembly(of: parser).pointee.appendBody(bytes, endsChunk: endsChunk) ? 0 : 1
         }
         settings.on_chunk_header = { parser in
             // http_parser leaves the announced chunk size in content_length here.

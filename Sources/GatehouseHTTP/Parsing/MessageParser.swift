@@ -37,6 +37,7 @@ struct MessageParser {
     mutating func execute(upTo limit: Int) -> Step {
         let consumed = Self.execute(&parser, &message, arena, limit)
         arena.consume(consumed)
+        if message.chunkTerminatorMissing { return Step(consumed: consumed, error: HPE_CB_body) }
         var error = http_errno(rawValue: parser.http_errno)
         if error == HPE_PAUSED {
             http_parser_pause(&parser, 0)
@@ -70,7 +71,11 @@ struct MessageParser {
             defer { parser.data = nil }
             var settings = MessageAssembly.callbacks
             return arena.withUnreadBytes(upTo: limit) { bytes in
-                http_parser_execute(&parser, &settings, bytes.baseAddress, bytes.count)
+                message.pointee.fedBytes = bytes
+                defer { message.pointee.fedBytes = UnsafeRawBufferPointer(start: nil, count: 0) }
+                // The end of the last chunk's CRLF, when the previous bytes stopped inside it.
+                guard message.pointee.checkChunkTerminator(at: 0) else { return 0 }
+                return http_parser_execute(&parser, &settings, bytes.baseAddress, bytes.count)
             }
         }
     }
