@@ -11,7 +11,7 @@ internal import CHTTPParser
 /// After `.failure` the parser stays failed and drops what it is given: the connection answers
 /// the failure and closes. After a request that does not keep the connection alive, it drops
 /// what follows (RFC 9112 §9.6: no further request on that connection is processed).
-public struct HTTPRequestParser {
+public struct HTTPRequestParser: Sendable {
     private(set) var core: MessageParser
     let limits: HTTPLimits
     private var state = State.open

@@ -6,7 +6,7 @@ internal import CHTTPParser
 ///
 /// A response to HEAD announces a body that does not follow, which only the request tells:
 /// call `expectHead()` before the `next()` that is to return it.
-public struct HTTPResponseParser {
+public struct HTTPResponseParser: Sendable {
     private var core = MessageParser(type: HTTP_RESPONSE, bodyBytesMax: Int.max)
     private var headers = HTTPHeaders()
     private var failure: String?

@@ -3,10 +3,11 @@ internal import CHTTPParser
 /// http_parser, the bytes waiting for it, and the message its callbacks are assembling: the
 /// part the request and the response parsers share.
 ///
-/// http_parser's state is a plain C struct with no pointers of its own; `data` points at the
-/// assembly only during `http_parser_execute`, so the whole value may be copied or moved
-/// between calls like any other.
-struct MessageParser {
+/// http_parser's state is a plain C struct with no pointers of its own; `data` (and the
+/// assembly's `fedBytes`) point somewhere only during `http_parser_execute`, so between calls
+/// the whole value is plain data: it may be copied, moved, or sent to another thread, which is
+/// why it is Sendable although its C fields' types are not.
+struct MessageParser: @unchecked Sendable {
     private var parser = http_parser()
     var arena = ByteArena()
     var message: MessageAssembly
