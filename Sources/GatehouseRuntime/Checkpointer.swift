@@ -1,4 +1,4 @@
-import GatehouseBase
+public import GatehouseBase
 public import GatehouseCore
 import GatehouseStorage
 
@@ -20,6 +20,13 @@ public actor Checkpointer {
     private var pending: Set<Incarnation> = []
     private let walBytesCap: Int
     public private(set) var lastSnapshotMs: Int64?
+    /// How long each project snapshot took, from capturing the project's state to publishing
+    /// the manifest that names it (from then on recovery starts from it). Its count is the
+    /// snapshots taken. Read without entering the actor.
+    public nonisolated let snapshotDurations = DurationHistogram(bounds: DurationHistogram.storageBounds)
+
+    /// Project snapshots written and published since the server started.
+    public nonisolated var snapshotsTaken: UInt64 { snapshotDurations.snapshot().count }
 
     struct RetainedSnapshot: Equatable {
         var file: String
@@ -43,10 +50,14 @@ public actor Checkpointer {
     public func checkpoint() async throws -> [(ProjectID, UInt64)] {
         try await gate.run {
             var cursors: [(ProjectID, UInt64)] = []
+            var captures: [ContinuousClock.Instant] = []
             for project in self.registry.allProjects() {
-                cursors.append((project.id, try await self.takeSnapshot(of: project, force: true)))
+                let taken = try await self.takeSnapshot(of: project, force: true)
+                cursors.append((project.id, taken.sequence))
+                if let captured = taken.captured { captures.append(captured) }
             }
             try await self.publishManifest()
+            self.observeSnapshots(capturedAt: captures)
             return cursors
         }
     }
@@ -59,8 +70,9 @@ public actor Checkpointer {
         Task {
             do {
                 try await self.gate.run {
-                    _ = try await self.takeSnapshot(of: project, force: force)
+                    let taken = try await self.takeSnapshot(of: project, force: force)
                     try await self.publishManifest()
+                    self.observeSnapshots(capturedAt: taken.captured.map { [$0] } ?? [])
                 }
             } catch {
                 self.logger.warning("snapshot.failed", metadata: ["project": "\(project.id)", "error": "\(error)"])
@@ -85,13 +97,25 @@ public actor Checkpointer {
         try await publishManifest()
     }
 
-    /// Writes a snapshot of `project` and answers its cursor. Without `force`, nothing is written
-    /// when the newest snapshot is already current; with it, only when both retained ones are.
-    private func takeSnapshot(of project: Project, force: Bool) async throws -> UInt64 {
+    /// The snapshots captured at `captures` are named by the published manifest now.
+    private nonisolated func observeSnapshots(capturedAt captures: [ContinuousClock.Instant]) {
+        let now = ContinuousClock.now
+        for captured in captures {
+            snapshotDurations.observe(nanoseconds: UInt64(max(0, (now - captured) / .nanoseconds(1))))
+        }
+    }
+
+    /// Writes a snapshot of `project` and answers its cursor, and when the state was captured if
+    /// a snapshot was written. Without `force`, nothing is written when the newest snapshot is
+    /// already current; with it, only when both retained ones are.
+    private func takeSnapshot(of project: Project, force: Bool) async throws
+        -> (sequence: UInt64, captured: ContinuousClock.Instant?)
+    {
+        let captured = ContinuousClock.now
         let (state, lsn) = await project.capture()
         let previous = retained[project.incarnation] ?? []
         let current = previous.filter { $0.lsn >= lsn }.count
-        if current >= (force ? 2 : 1) { return state.sequence }
+        if current >= (force ? 2 : 1) { return (state.sequence, nil) }
         // A snapshot never runs ahead of the durable log (storage.md C.1-6).
         await log.waitDurable(lsn)
         let file = Hex.fixed16(project.incarnation) + "-" + Hex.fixed16(lsn) + "-"
@@ -112,7 +136,7 @@ public actor Checkpointer {
             "project": "\(project.id)", "lsn": "\(lsn)", "bytes": "\(written.bytes)",
             "took_ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
         ])
-        return state.sequence
+        return (state.sequence, captured)
     }
 
     /// Publishes the manifest for the live projects, then drops log segments and snapshot files

@@ -312,6 +312,7 @@ public actor Project {
         // check of the stored property, about 120 instructions).
         let (pushes, nextDeadlineMs, sequence) = peek { state in
             if effects.keysChanged { published.update(from: state) }
+            published.noteProfileCount(state.profiles.count)
             syncBoard.publish(effects, from: state)
             return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs, state.sequence)
         }
@@ -354,17 +355,29 @@ extension StorageError {
 }
 
 /// A project's facts that connections read on their own threads: the key digests for `hello`,
-/// the key generations every request is checked against, and whether the project still exists.
+/// the key generations every request is checked against, whether the project still exists, and
+/// (for `/metrics`) how many profiles it has.
 public final class PublishedProjectState: Sendable {
     private let keys: Mutex<KeyDigests>
     private let publicGeneration: Atomic<UInt64>
     private let secretGeneration: Atomic<UInt64>
     private let deleted = Atomic<Bool>(false)
+    private let profiles: Atomic<Int>
 
     init(state: ProjectState) {
         self.keys = Mutex(state.keys)
         self.publicGeneration = Atomic(state.keyGenerations[.public] ?? 1)
         self.secretGeneration = Atomic(state.keyGenerations[.secret] ?? 1)
+        self.profiles = Atomic(state.profiles.count)
+    }
+
+    /// The project's profiles as of its last applied change (aliases merged away not counted).
+    public var profileCount: Int { profiles.load(ordering: .relaxed) }
+
+    /// Called by the actor after every change, the only writer: most changes leave the count
+    /// alone, and then the cache line readers share is not written.
+    func noteProfileCount(_ count: Int) {
+        if profiles.load(ordering: .relaxed) != count { profiles.store(count, ordering: .relaxed) }
     }
 
     func update(from state: ProjectState) {

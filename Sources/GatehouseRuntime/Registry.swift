@@ -89,6 +89,12 @@ public final class Registry: Sendable {
 
     public var projectCount: Int { directory.withLock { $0.projects.count } }
 
+    /// Profiles over every project, each as its actor last published it: read without entering
+    /// any project.
+    public var profileCount: Int {
+        directory.withLock { directory in directory.projects.values.reduce(0) { $0 + $1.published.profileCount } }
+    }
+
     /// Every project, ordered by id.
     public func allProjects() -> [Project] {
         directory.withLock { Array($0.projects.values) }.sorted { $0.id < $1.id }

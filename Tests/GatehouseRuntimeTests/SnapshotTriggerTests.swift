@@ -99,25 +99,10 @@ import Testing
     {
         var options = EngineOptions(wal: WALOptions(policy: .none))
         options.snapshotAfterLoggedBytes = floor
-        let chosen = options
-        // Recovery reads and syncs the real disk: off the concurrency pool.
-        let engine = try await offThePool {
-            try Engine.open(
-                dataDirectory: directory, fileSystem: NativeFileSystem(), options: chosen,
-                adminKey: "ak_test_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32),
-                clock: SystemServerClock(), random: SystemRandomSource(),
-                logger: Logger(label: "trigger-test", handler: StreamLogHandler(), logLevel: .warning), onFatal: { _ in }
-            )
-        }
-        let requests = RequestCount()
-        engine.registry.trigger.install { _ in requests.add() }
-        do {
-            let result = try await body(engine, requests)
-            await engine.close()
-            return result
-        } catch {
-            await engine.close()
-            throw error
+        return try await withTestEngine(options, in: directory) { engine in
+            let requests = RequestCount()
+            engine.registry.trigger.install { _ in requests.add() }
+            return try await body(engine, requests)
         }
     }
 }

@@ -1,6 +1,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "CGatehouseAtomics.h"
 
 /// Whether this CPU has the CRC-32C instruction (x86-64 with SSE 4.2); 0 elsewhere.
 int cgh_crc32c_hardware_available(void);

@@ -90,15 +90,14 @@ struct SegmentFiles: Sendable {
         )
     }
 
-    /// Writes the seal frame (the next segment starts at `nextLSN`) and syncs the segment,
-    /// whatever the policy: a sealed segment is complete on disk.
-    func seal(_ segment: inout OpenSegment, nextLSN: LSN) throws(SystemError) {
+    /// Writes the seal frame (the next segment starts at `nextLSN`). The caller syncs the
+    /// segment next, whatever the policy: a sealed segment is complete on disk.
+    func writeSeal(_ segment: inout OpenSegment, nextLSN: LSN) throws(SystemError) {
         let seal = FrameEncoder.encodeSeal(
             nextLSN: nextLSN, salt: segment.header.salt, previousBodyCRC: segment.chainCRC,
             seal: SealBody(dataFrames: UInt32(segment.dataFrames), dataBytes: UInt64(segment.offset - WALFormat.firstFrameOffset))
         )
         try fileSystem.writeAll(segment.file, at: segment.offset, seal.bytes)
-        try fileSystem.syncData(segment.file)
         segment.offset += seal.header.footprint
         segment.chainCRC = seal.header.bodyCRC
     }

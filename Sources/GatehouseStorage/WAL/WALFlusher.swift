@@ -171,17 +171,23 @@ final class WALFlusher: @unchecked Sendable {
     /// fdatasync of the current segment. Never retried: a failure is fatal (fsyncgate).
     private func syncNow() throws(FlusherError) {
         guard unsyncedBytes > 0 else { return }
-        let started = MonotonicTime.now()
         do {
-            try fileSystem.syncData(segment.file)
+            try syncSegment()
         } catch {
             throw FlusherError.io(error, "fdatasync of \(segment.path)")
         }
+    }
+
+    /// Every fdatasync the flusher makes (a frame's, a seal's), timed and counted.
+    private func syncSegment() throws(SystemError) {
+        let started = MonotonicTime.now()
+        try fileSystem.syncData(segment.file)
         let finished = MonotonicTime.now()
         lastSyncTime = finished
         lastSyncNanoseconds = finished &- started
         unsyncedBytes = 0
-        let took = Duration.nanoseconds(Int64(finished &- started))
+        shared.syncDurations.observe(nanoseconds: lastSyncNanoseconds)
+        let took = Duration.nanoseconds(Int64(lastSyncNanoseconds))
         let synced = writtenLSN
         shared.core.withLock { state in
             state.counters.syncs += 1
@@ -199,9 +205,8 @@ final class WALFlusher: @unchecked Sendable {
         let prepared = try takePreparedSegment()
         let files = shared.files
         do {
-            try files.seal(&segment, nextLSN: nextLSN)
-            unsyncedBytes = 0
-            shared.publishSynced(writtenLSN)
+            try files.writeSeal(&segment, nextLSN: nextLSN)
+            try syncSegment()
             fileSystem.close(segment.file)
             let sealedPath = segment.path
             let header = files.newHeader(firstLSN: nextLSN, databaseID: shared.databaseID)

@@ -100,6 +100,8 @@ final class WALShared: Sendable {
     let deliveredLSN: Atomic<UInt64>
     let readOnly = Atomic<Bool>(false)
     let failed = Atomic<Bool>(false)
+    /// How long the flusher's fdatasyncs take.
+    let syncDurations = DurationHistogram(bounds: DurationHistogram.storageBounds)
     /// Whether `onFatal` was called; it is, at most once.
     private let reported = Atomic<Bool>(false)
 
@@ -175,10 +177,6 @@ final class WALShared: Sendable {
             }
         }
         deliveredLSN.store(durable, ordering: .releasing)
-    }
-
-    func publishSynced(_ synced: LSN) {
-        core.withLock { $0.syncedLSN = max($0.syncedLSN, synced) }
     }
 
     /// Removes and returns the waiters at or below `lsn`, sorted by LSN (ties in arrival order).

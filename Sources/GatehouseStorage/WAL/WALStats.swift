@@ -9,6 +9,8 @@ public struct WALStats: Sendable, Equatable {
     /// Frame bytes written (compressed), and the raw record bytes they hold.
     public var bytesWritten: Int
     public var rawBytesWritten: Int
+    /// fdatasyncs of the segment being written: a frame's (under `always`, on `everysec`'s
+    /// schedule, at close) and a segment's seal.
     public var syncs: Int
     public var lastSyncDuration: Duration
     public var maxSyncDuration: Duration

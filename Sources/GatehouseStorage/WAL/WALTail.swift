@@ -42,7 +42,8 @@ struct WALTail {
                     files.fileSystem.close(current.file)
                     current = try create(files, firstLSN: start, databaseID: databaseID, chain: current.chainCRC, into: &segments)
                 } else if !reusable {
-                    try files.seal(&current, nextLSN: start)
+                    try files.writeSeal(&current, nextLSN: start)
+                    try files.fileSystem.syncData(current.file)
                     try files.trimSealed(&current)
                     files.fileSystem.close(current.file)
                     if let index = segments.firstIndex(where: { $0.path == current.path }) { segments[index].bytes = current.fileSize }

@@ -10,9 +10,13 @@ import Synchronization
 /// callbacks (group commit). Any write or sync error stops the log for good (fail-stop).
 public final class WriteAheadLog: Sendable {
     let shared: WALShared
+    /// How long each fdatasync of the log takes (a frame's, a segment seal's): read from any
+    /// thread without a lock.
+    public let syncDurations: DurationHistogram
 
     init(shared: WALShared) {
         self.shared = shared
+        syncDurations = shared.syncDurations
     }
 
     /// Opens (creating if empty) the log in `directory`, runs recovery, and calls `replay` for

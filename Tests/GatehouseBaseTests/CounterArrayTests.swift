@@ -1,0 +1,42 @@
+import GatehouseBase
+import Synchronization
+import Testing
+
+/// Counters a server bumps on the request's road from any thread and a scrape reads.
+@Suite struct Counters {
+    @Test func aCounterStartsAtZeroAndAddsWhatItIsGiven() {
+        let counters = CounterArray(count: 3)
+        #expect(counters.count == 3)
+        #expect((0..<3).map(counters.value) == [0, 0, 0])
+        counters.add(1)
+        counters.add(1, 41)
+        counters.add(2, 7)
+        #expect((0..<3).map(counters.value) == [0, 42, 7])
+    }
+
+    @Test func addsFromManyThreadsAtOnceAreNeverLost() async {
+        let counters = CounterArray(count: 2)
+        await onThreads(4) { thread in
+            for _ in 0..<20_000 {
+                counters.add(0)
+                counters.add(1, UInt64(thread + 1))
+            }
+        }
+        #expect(counters.value(0) == 80_000)
+        #expect(counters.value(1) == 20_000 * (1 + 2 + 3 + 4))
+    }
+}
+
+/// Runs `body` on `count` threads of their own at once (never on the concurrency pool) and
+/// returns when all have finished.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let running = Atomic<Int>(count)
+        for thread in 0..<count {
+            OSThread.detached(named: "metrics-writer") {
+                body(thread)
+                if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { continuation.resume() }
+            }
+        }
+    }
+}
