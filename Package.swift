@@ -63,7 +63,7 @@ let package = Package(
                 "CGatehouseLinux", "CGatehouseTestRun",
             ]
         ),
-        .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase"]),
+        .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase", "GatehouseTesting"]),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore"]),
         .testTarget(
             name: "GatehouseRuntimeTests",

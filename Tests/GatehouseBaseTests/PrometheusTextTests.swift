@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseBase
+import GatehouseTesting
 import Testing
 
 /// The Prometheus text format 0.0.4 as `/metrics` serves it: what we write is what Prometheus's

@@ -9,17 +9,17 @@ import Glibc
 /// of their own, never on the concurrency pool. `posix_spawn` rather than Foundation's
 /// `Process`, which on Linux crashes now and then while it lists `/proc/self/fd` (see
 /// GatehouseTesting's `GatehouseProcess`).
-struct PythonProcess {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public struct PythonProcess {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Runs `python3 -c script arguments…` and answers its standard output; throws when it
     /// cannot start or exits with anything but 0 (a missing `python3` or module included).
-    static func run(_ script: String, arguments: [String]) async throws -> String {
+    public static func run(_ script: String, arguments: [String]) async throws -> String {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (status, output, errors) = try await offThePool {
+        let (status, output, errors) = try await GatehouseTesting.offThePool {
             try spawnAndWait(["python3", "-c", script] + arguments, output: directory + "/out", errors: directory + "/err")
         }
         guard status == 0 else {
@@ -30,7 +30,7 @@ struct PythonProcess {
         return output
     }
 
-    static func temporaryDirectory() throws -> String {
+    public static func temporaryDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/gh-python-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp: errno \(errno)") }
         return String(cString: made)
@@ -54,12 +54,5 @@ struct PythonProcess {
         }
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         return ((status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F), read(output), read(errors))
-    }
-
-    /// Runs `body` on a thread of its own and answers its result.
-    private static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            OSThread.detached(named: "python") { continuation.resume(with: Result { try body() }) }
-        }
     }
 }
