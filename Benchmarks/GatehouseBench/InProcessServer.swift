@@ -25,6 +25,7 @@ struct InProcessServer: Sendable {
         var configuration = ServerConfiguration()
         configuration.fsync = try policy(named: settings.fsync, like: configuration.fsync)
         configuration.listen = HostPort(host: "127.0.0.1", port: 0)
+        configuration.http = HostPort(host: "127.0.0.1", port: 0)
         let adminKey = "ak_bench_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32)
         configuration.adminKey = adminKey
         configuration.shutdownGrace = .seconds(2)

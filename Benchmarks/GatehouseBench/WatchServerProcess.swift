@@ -84,6 +84,7 @@ final class WatchServerProcess: @unchecked Sendable {
         }
         configuration.fsync = policy
         configuration.listen = HostPort(host: "127.0.0.1", port: 0)
+        configuration.http = HostPort(host: "127.0.0.1", port: 0)
         let adminKey = "ak_bench_" + SystemRandomSource().randomToken(alphabet: .base62, length: 32)
         configuration.adminKey = adminKey
         configuration.shutdownGrace = .seconds(2)

@@ -9,7 +9,7 @@ import GatehouseWire
 ///
 /// Confined to its loop's thread (see ``EventLoop``); the only way in from elsewhere is
 /// `loop.execute`, which is how answers computed on other threads come back.
-final class Connection: IOEventHandler, @unchecked Sendable {
+final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     let id: UInt64
     let socket: Socket
     let loop: EventLoop
@@ -31,12 +31,11 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private var laneInFlight = 0
     private var laneInUse: ProjectLane?
     /// Requests (and their slots) waiting for those in flight, oldest first.
-    private var held: [(slot: UInt64, request: Request, operation: Operation)] = []
+    private var held: [(slot: UInt64, request: Request, operation: Operation, receivedAt: UInt64)] = []
     private var heldHead = 0
     private var framer: LineFramer
     private var answers = SlotQueue()
-    private var output: [UInt8] = []
-    private var outputSent = 0
+    private var output = ConnectionOutput()
     /// A flush is queued for the end of this loop turn (see `complete`).
     private var flushScheduled = false
     private var interest: IOEvents = []
@@ -45,18 +44,17 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private var readingDone = false
     /// The peer has sent its end-of-file (so nothing unread is left in the kernel).
     private var peerFinished = false
-    /// After the last answer, the write side is shut and input is read and dropped until the
-    /// peer closes or this deadline passes. Closing with unread input would make the kernel
-    /// send a reset, which can destroy the last answers (`line_too_long`) before the peer reads them.
-    private var lingerDeadline: UInt64?
+    /// After the last answer (`line_too_long` among them), see ``ConnectionLinger``.
+    private var linger = ConnectionLinger()
     private(set) var isClosed = false
     private(set) var lastActivityNanoseconds: UInt64
     private let acceptedNanoseconds: UInt64
     /// A `hello` has succeeded on this connection: until then its line limit is the small one,
     /// the bytes it sends are not activity, and it must say `hello` by the deadline.
     private(set) var hasSaidHello = false
+    private var share = BufferedShare()
     /// What this connection counts in the server's buffered bytes (``ServerCore/bufferedBytes``).
-    private(set) var bufferedBytes = 0
+    var bufferedBytes: Int { share.bytes }
 
     init(id: UInt64, socket: Socket, loop: EventLoop, laneBatch: LaneBatch, core: ServerCore) {
         self.id = id
@@ -68,7 +66,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         // Pushes come from the log's thread; they reach this connection through its loop.
         let pushTarget = PushTarget()
         self.pushTarget = pushTarget
-        self.session = Session(watches: ConnectionWatches(id: id) { [loop] line in
+        self.session = Session(watches: ConnectionWatches(id: id, stats: core.stats) { [loop] line in
             loop.execute { pushTarget.connection?.push(line) }
         })
         self.inbox = ConnectionInbox(core: core)
@@ -89,15 +87,15 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     // MARK: Events
 
     func handle(_ events: IOEvents) {
-        if lingerDeadline != nil {
-            discardInput()
+        if linger.isLingering {
+            if !ConnectionLinger.discardInput(socket) { close() }
             return
         }
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
             readAvailable()
             // Answers made inline go out now: waiting for the socket to report writable would
             // cost two interest changes and a turn of the loop for every request.
-            if outputSent < output.count { flush() }
+            if output.hasPending { flush() }
         }
         if events.contains(.hangup) || events.contains(.error) {
             // Both directions are gone (or reset): nothing more can be delivered, and epoll
@@ -167,10 +165,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// and never reads makes the kernel's buffers fill and its own writes block.
     private var canTakeMoreRequests: Bool {
         answers.count < core.configuration.inFlightRequestsMax
-            && output.count - outputSent < core.configuration.outputBytesHighWater
+            && output.pending < core.configuration.outputBytesHighWater
     }
 
     private func processLines() {
+        // The lines of one read arrived together: their latency counts from one reading of the clock.
+        let receivedAt = EventLoop.monotonicNanoseconds()
         while !isClosed, canTakeMoreRequests {
             switch framer.next() {
             case .needMoreData:
@@ -178,7 +178,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             case .lineTooLong:
                 let limit = framer.maxLineBytes
                 let error = GatehouseError(.lineTooLong, "a request line may be at most \(limit) bytes", details: [.limit(limit)])
-                answer(Answer.failure(id: .null, error))
+                answer(Answer.failure(id: .null, error), .other(.lineTooLong), receivedAt: receivedAt)
                 readingDone = true
                 return
             case .line(let range):
@@ -187,7 +187,10 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                     let quick = framer.withLine(range, { line in core.quickStep(line, session: session) }),
                     laneInFlight == 0 || laneInUse === quick.lane
                 {
-                    let job = LaneJob(connection: self, slot: answers.reserve(), requestID: quick.id, principal: quick.principal, step: quick.step)
+                    let job = LaneJob(
+                        connection: self, slot: answers.reserve(), requestID: quick.id, principal: quick.principal, step: quick.step,
+                        op: CurrencyOperations.transactNumber, receivedAt: receivedAt
+                    )
                     handOver(job, to: quick.lane)
                     continue
                 }
@@ -196,12 +199,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
                 }
                 if !hasSaidHello { noteHello() }
                 switch outcome {
-                case .answer(let bytes):
-                    answer(bytes)
+                case .answer(let bytes, let tally):
+                    answer(bytes, tally, receivedAt: receivedAt)
                 case .deferred(let request, let operation):
                     let slot = answers.reserve()
-                    if heldHead < held.count || !dispatch(request, operation, slot: slot) {
-                        held.append((slot, request, operation))
+                    if heldHead < held.count || !dispatch(request, operation, slot: slot, receivedAt: receivedAt) {
+                        held.append((slot, request, operation, receivedAt))
                     }
                 }
             }
@@ -220,11 +223,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// Brings this connection's share of the server's buffered bytes up to date: input read but
     /// not yet framed, and answers not yet sent. Answers whether the server is over its budget.
     private func accountBuffered() -> Bool {
-        let now = isClosed ? 0 : framer.bufferedByteCount + (output.count - outputSent)
-        guard now != bufferedBytes else { return false }
-        let delta = now - bufferedBytes
-        bufferedBytes = now
-        return core.accountBuffered(delta) && delta > 0
+        share.update(to: isClosed ? 0 : framer.bufferedByteCount + output.pending, core: core)
     }
 
     /// Input buffered before the first successful `hello`: what the budget sheds first.
@@ -236,21 +235,26 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     /// one of them may change the session (`hello`). Otherwise the session is settled and the
     /// request can be routed: a project step joins the lane already in use (or any, with
     /// nothing in flight); a request for the inbox waits for the lane's answers.
-    private func dispatch(_ request: Request, _ operation: Operation, slot: UInt64) -> Bool {
+    private func dispatch(_ request: Request, _ operation: Operation, slot: UInt64, receivedAt: UInt64) -> Bool {
         if inboxInFlight > 0 {
-            submitToInbox(request, slot: slot)
+            submitToInbox(request, operation, slot: slot, receivedAt: receivedAt)
             return true
         }
         switch core.route(request, operation, session: session) {
-        case .answer(let bytes):
+        case .answer(let bytes, let code):
+            core.meter.record(.line, RequestTally(op: operation.number, code: code), since: receivedAt)
             answers.fill(slot, with: bytes)
-            answers.drainReady(into: &output)
+            answers.drainReady(into: &output.bytes)
         case .lane(let lane, let principal, let step):
             guard laneInFlight == 0 || laneInUse === lane else { return false }
-            handOver(LaneJob(connection: self, slot: slot, requestID: request.id, principal: principal, step: step), to: lane)
+            let job = LaneJob(
+                connection: self, slot: slot, requestID: request.id, principal: principal, step: step, op: operation.number,
+                receivedAt: receivedAt
+            )
+            handOver(job, to: lane)
         case .inbox:
             guard laneInFlight == 0 else { return false }
-            submitToInbox(request, slot: slot)
+            submitToInbox(request, operation, slot: slot, receivedAt: receivedAt)
         }
         return true
     }
@@ -261,12 +265,14 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         laneBatch.add(job, to: lane)
     }
 
-    private func submitToInbox(_ request: Request, slot: UInt64) {
+    private func submitToInbox(_ request: Request, _ operation: Operation, slot: UInt64, receivedAt: UInt64) {
         inboxInFlight += 1
-        inbox.submit(request, session: session) { [self] bytes in
+        let op = operation.number
+        inbox.submit(request, session: session) { [self] outcome in
             loop.execute {
                 self.inboxInFlight -= 1
-                self.complete(slot, with: bytes)
+                self.core.meter.record(.line, RequestTally(op: op, code: outcome.code), since: receivedAt)
+                self.complete(slot, with: outcome.answer)
             }
         }
     }
@@ -275,7 +281,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private func dispatchHeld() {
         while heldHead < held.count {
             let next = held[heldHead]
-            guard dispatch(next.request, next.operation, slot: next.slot) else { return }
+            guard dispatch(next.request, next.operation, slot: next.slot, receivedAt: next.receivedAt) else { return }
             heldHead += 1
         }
         held.removeAll(keepingCapacity: true)
@@ -287,6 +293,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     func finish(_ outcome: LaneOutcome, writingNow: Bool) {
         laneInFlight -= 1
         if laneInFlight == 0 { laneInUse = nil }
+        core.meter.record(.line, outcome.tally, since: outcome.receivedAt)
         complete(outcome.slot) { out in
             switch outcome.result {
             case .success(let reply): Answer.appendSuccess(id: outcome.requestID, reply.result, to: &out)
@@ -296,9 +303,10 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         if writingNow { flush() }
     }
 
-    private func answer(_ bytes: [UInt8]) {
+    private func answer(_ bytes: [UInt8], _ tally: RequestTally, receivedAt: UInt64) {
+        core.meter.record(.line, tally, since: receivedAt)
         if answers.isEmpty {
-            output.append(contentsOf: bytes)
+            output.bytes.append(contentsOf: bytes)
         } else {
             answers.append(bytes)
         }
@@ -313,7 +321,7 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             session.watches?.releaseAll()
             return
         }
-        output.append(contentsOf: line)
+        output.bytes.append(contentsOf: line)
         flush()
         settle()
     }
@@ -330,14 +338,14 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     private func complete(_ slot: UInt64, writing answer: (inout [UInt8]) -> Void) {
         guard !isClosed else { return }
         if slot == answers.firstSlot {
-            answer(&output)
+            answer(&output.bytes)
             answers.releaseFirst()
         } else {
             var bytes: [UInt8] = []
             answer(&bytes)
             answers.fill(slot, with: bytes)
         }
-        answers.drainReady(into: &output)
+        answers.drainReady(into: &output.bytes)
         if heldHead < held.count { dispatchHeld() }
         guard !flushScheduled else { return }
         flushScheduled = true
@@ -353,27 +361,12 @@ final class Connection: IOEventHandler, @unchecked Sendable {
     // MARK: Writing
 
     private func flush() {
-        while !isClosed, outputSent < output.count {
-            let result: IOResult<Int>
-            do {
-                result = try output.withUnsafeBytes { raw throws(SystemError) in
-                    try socket.write(UnsafeRawBufferPointer(rebasing: raw[outputSent...]))
-                }
-            } catch {
-                core.logger.debug("conn.write_failed", metadata: ["conn": "\(id)", "error": "\(error)"])
-                close()
-                return
-            }
-            switch result {
-            case .wouldBlock:
-                return
-            case .processed(let count):
-                outputSent += count
-            }
-        }
-        if outputSent == output.count {
-            output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
-            outputSent = 0
+        guard !isClosed else { return }
+        do {
+            try output.write(to: socket)
+        } catch {
+            core.logger.debug("conn.write_failed", metadata: ["conn": "\(id)", "error": "\(error)"])
+            close()
         }
     }
 
@@ -384,12 +377,17 @@ final class Connection: IOEventHandler, @unchecked Sendable {
             onOverBudget()
             guard !isClosed else { return }
         }
-        let pendingOutput = outputSent < output.count
+        let pendingOutput = output.hasPending
         if readingDone, answers.isEmpty, !pendingOutput {
-            if peerFinished { close() } else { startLingering() }
+            if peerFinished {
+                close()
+                return
+            }
+            interest = .readable
+            if !linger.start(socket: socket, loop: loop, now: core.nowNanoseconds) { close() }
             return
         }
-        if pendingOutput, output.count - outputSent > core.configuration.outputBytesMax {
+        if pendingOutput, output.pending > core.configuration.outputBytesMax {
             core.logger.info("conn.dropped_slow_reader", metadata: ["conn": "\(id)"])
             close()
             return
@@ -405,31 +403,6 @@ final class Connection: IOEventHandler, @unchecked Sendable {
 
     // MARK: Lifecycle
 
-    private static let lingerNanoseconds: UInt64 = 1_000_000_000
-
-    private func startLingering() {
-        guard lingerDeadline == nil else { return }
-        socket.shutdownWrite()
-        lingerDeadline = core.nowNanoseconds + Self.lingerNanoseconds
-        interest = .readable
-        loop.setInterest(socket.descriptor, interest)
-        discardInput()
-    }
-
-    private func discardInput() {
-        var scratch = [UInt8](repeating: 0, count: 64 * 1024)
-        for _ in 0..<16 {
-            let result = try? scratch.withUnsafeMutableBytes { buffer throws(SystemError) in try socket.read(into: buffer) }
-            switch result {
-            case .processed(let count) where count > 0: continue
-            case .wouldBlock: return
-            default:
-                close()
-                return
-            }
-        }
-    }
-
     /// Stops reading requests; answers what is in flight, then closes (SIGTERM).
     func beginShutdown() {
         guard !isClosed else { return }
@@ -440,23 +413,22 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         settle()
     }
 
-    /// Closes a connection that has been idle past the limit with nothing in flight.
     /// The loop's periodic pass: closes a connection whose linger is over, one that has not said
     /// `hello` by its deadline, and one idle past the limit with nothing in flight.
-    func housekeep(now: UInt64, idleLimitNanoseconds limitNanoseconds: UInt64?, helloLimitNanoseconds: UInt64) {
-        if let lingerDeadline, now > lingerDeadline {
+    func housekeep(now: UInt64, _ deadlines: ConnectionDeadlines) {
+        if linger.isOver(now: now) {
             close()
             return
         }
         if !hasSaidHello, !isClosed {
             noteHello()
-            if !hasSaidHello, now &- acceptedNanoseconds > helloLimitNanoseconds {
+            if !hasSaidHello, now &- acceptedNanoseconds > deadlines.hello {
                 core.logger.debug("conn.hello_timeout", metadata: ["conn": "\(id)"])
                 close()
                 return
             }
         }
-        guard let limitNanoseconds, !isClosed, answers.isEmpty, outputSent == output.count,
+        guard let limitNanoseconds = deadlines.idle, !isClosed, answers.isEmpty, !output.hasPending,
             now &- lastActivityNanoseconds > limitNanoseconds, session.watches?.isEmpty ?? true
         else { return }
         core.logger.debug("conn.idle_closed", metadata: ["conn": "\(id)"])
@@ -468,9 +440,8 @@ final class Connection: IOEventHandler, @unchecked Sendable {
         isClosed = true
         loop.unregister(socket.descriptor)
         socket.close()
-        _ = core.accountBuffered(-bufferedBytes)
-        bufferedBytes = 0
-        output = []
+        _ = share.update(to: 0, core: core)
+        output.discard()
         session.watches?.releaseAll()
         pushTarget.connection = nil
         onClose(self)

@@ -12,14 +12,14 @@ final class ConnectionInbox: Sendable {
     private struct Job {
         let request: Request
         let session: Session
-        let done: @Sendable ([UInt8]) -> Void
+        let done: @Sendable (RunOutcome) -> Void
     }
 
     init(core: ServerCore) {
         self.core = core
     }
 
-    func submit(_ request: Request, session: Session, done: @escaping @Sendable ([UInt8]) -> Void) {
+    func submit(_ request: Request, session: Session, done: @escaping @Sendable (RunOutcome) -> Void) {
         if mailbox.post(CollectionOfOne(Job(request: request, session: session, done: done))) {
             Task { await self.drain() }
         }
@@ -31,12 +31,12 @@ final class ConnectionInbox: Sendable {
     private func drain() async {
         while let batch = mailbox.take() {
             for job in batch {
-                let (answer, durableAt) = await core.run(job.request, session: job.session)
+                let outcome = await core.run(job.request, session: job.session)
                 core.stats.inboxRequestRan()
-                if let durableAt {
-                    core.engine.log.whenDurable(durableAt) { job.done(answer) }
+                if let durableAt = outcome.durableAt {
+                    core.engine.log.whenDurable(durableAt) { job.done(outcome) }
                 } else {
-                    job.done(answer)
+                    job.done(outcome)
                 }
             }
         }

@@ -9,6 +9,8 @@ final class ConnectionWatches: WatchTarget {
     static let perConnectionMax = 100
 
     let watchID: UInt64
+    /// Counts the server's watches (the `gatehouse_watches` gauge).
+    private let stats: ServerStats
     private let deliver: @Sendable ([UInt8]) -> Void
     private let watched = Mutex<[Key: Project]>([:])
 
@@ -18,8 +20,9 @@ final class ConnectionWatches: WatchTarget {
         let profile: ProfileID
     }
 
-    init(id: UInt64, deliver: @escaping @Sendable ([UInt8]) -> Void) {
+    init(id: UInt64, stats: ServerStats, deliver: @escaping @Sendable ([UInt8]) -> Void) {
         self.watchID = id
+        self.stats = stats
         self.deliver = deliver
     }
 
@@ -28,7 +31,8 @@ final class ConnectionWatches: WatchTarget {
     }
 
     func watchEnded(_ profile: ProfileID, in hub: WatchHub) {
-        _ = watched.withLock { $0.removeValue(forKey: Key(hub: ObjectIdentifier(hub), profile: profile)) }
+        let ended = watched.withLock { $0.removeValue(forKey: Key(hub: ObjectIdentifier(hub), profile: profile)) != nil }
+        if ended { stats.watchesChanged(by: -1) }
     }
 
     /// Whether the connection watches anything (a watcher waiting for pushes is not idle).
@@ -41,6 +45,7 @@ final class ConnectionWatches: WatchTarget {
             guard watched[key] == nil else { return true }
             guard watched.count < Self.perConnectionMax else { return false }
             watched[key] = project
+            stats.watchesChanged(by: 1)
             return true
         }
         guard fits else { throw GatehouseError.badField("profile_id", "a connection watches at most \(Self.perConnectionMax) profiles") }
@@ -50,6 +55,7 @@ final class ConnectionWatches: WatchTarget {
     @discardableResult
     func release(_ project: Project, _ profile: ProfileID) -> Bool {
         let held = watched.withLock { $0.removeValue(forKey: Key(hub: ObjectIdentifier(project.watchHub), profile: profile)) != nil }
+        if held { stats.watchesChanged(by: -1) }
         project.watchHub.remove(watchID, profile: profile)
         return held
     }
@@ -60,6 +66,7 @@ final class ConnectionWatches: WatchTarget {
             defer { watched.removeAll() }
             return watched.map { ($0.value, $0.key.profile) }
         }
+        if !all.isEmpty { stats.watchesChanged(by: -all.count) }
         for (project, profile) in all { project.watchHub.remove(watchID, profile: profile) }
     }
 }

@@ -14,6 +14,9 @@ struct LaneJob: Sendable {
     /// was read ends it as it would have ended a request run on the inbox.
     let principal: Principal
     let step: ProjectStep
+    /// For the request metrics: the op's number, and when its line was read.
+    let op: Int
+    let receivedAt: UInt64
 }
 
 /// What became of a ``LaneJob``, on its way back to its connection.
@@ -25,6 +28,13 @@ struct LaneOutcome: Sendable {
     /// The log position that must be durable before the answer goes out: the newest change it
     /// shows (0: none that may still be lost).
     let durableAt: LSN
+    let op: Int
+    let receivedAt: UInt64
+
+    var tally: RequestTally {
+        if case .failure(let error) = result { return RequestTally(op: op, code: error.code) }
+        return RequestTally(op: op, code: nil)
+    }
 }
 
 /// The way into one project's actor for the project ops of every connection (``Operation/Body/project``).
@@ -89,7 +99,7 @@ final class ProjectLane: Sendable {
                 durableAt = 0
             }
             outcomes.append(LaneOutcome(connection: job.connection, slot: job.slot, requestID: job.requestID, result: result,
-                                        durableAt: durableAt))
+                                        durableAt: durableAt, op: job.op, receivedAt: job.receivedAt))
         }
         return outcomes
     }

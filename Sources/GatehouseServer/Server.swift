@@ -17,6 +17,8 @@ public final class Server: Sendable {
     public let configuration: ServerConfiguration
     /// The address actually bound (the real port when the configuration asked for port 0).
     public let address: HostPort
+    /// The HTTP listener's address, when there is one.
+    public let httpAddress: HostPort?
     /// Where the admin key came from, for the start-up message.
     public let adminKeySource: AdminKeySource
     /// The projects and the log behind them, recovered from the data directory at start.
@@ -24,7 +26,8 @@ public final class Server: Sendable {
     private let core: ServerCore
     private let dataLock: DataDirectoryLock
     private let loops: [ServerLoop]
-    private let acceptor: Acceptor
+    /// The line listener's, then the HTTP listener's when there is one.
+    private let acceptors: [Acceptor]
     private let state = Mutex(State.running)
     private let stopped = Mutex<[CheckedContinuation<Void, Never>]?>([])
 
@@ -66,13 +69,21 @@ public final class Server: Sendable {
                               appStoreVerifier: appStoreVerifier)
         self.core = core
 
-        let listener: Socket
-        do {
-            listener = try Socket.listen(on: SocketAddress.resolve(configuration.listen))
-            address = try listener.localAddress().hostPort
+        var listeners: [(Socket, ListenerKind)] = []
+        do throws(GatehouseStartupError) {
+            for (address, kind) in [(configuration.listen, ListenerKind.line)] + (configuration.http.map { [($0, .http)] } ?? []) {
+                do {
+                    listeners.append((try Socket.listen(on: SocketAddress.resolve(address)), kind))
+                } catch {
+                    throw GatehouseStartupError("cannot listen on \(address): \(error)")
+                }
+            }
+            address = try Self.boundAddress(listeners[0].0)
+            httpAddress = try listeners.count > 1 ? Self.boundAddress(listeners[1].0) : nil
         } catch {
+            for (listener, _) in listeners { listener.close() }
             Task { await engine.close() }
-            throw GatehouseStartupError("cannot listen on \(configuration.listen): \(error)")
+            throw error
         }
         var loops: [ServerLoop] = []
         do {
@@ -80,16 +91,24 @@ public final class Server: Sendable {
                 loops.append(ServerLoop(loop: try EventLoop(name: "io-\(index)"), core: core))
             }
         } catch {
-            listener.close()
+            for (listener, _) in listeners { listener.close() }
             throw GatehouseStartupError("cannot create event loops: \(error)")
         }
         self.loops = loops
-        self.acceptor = Acceptor(socket: listener, loops: loops, core: core)
+        self.acceptors = listeners.map { Acceptor(socket: $0.0, kind: $0.1, loops: loops, core: core) }
         start()
         logger.info("server.listening", metadata: [
-            "address": "\(address)", "fsync": "\(configuration.fsync.rawValue)",
+            "address": "\(address)", "http": "\(httpAddress.map { "\($0)" } ?? "off")", "fsync": "\(configuration.fsync.rawValue)",
             "data_dir": "\(configuration.dataDirectory)", "test_clock": "\(configuration.testClock)",
         ])
+    }
+
+    private static func boundAddress(_ listener: Socket) throws(GatehouseStartupError) -> HostPort {
+        do {
+            return try listener.localAddress().hostPort
+        } catch {
+            throw GatehouseStartupError("cannot read the address a listener is bound to: \(error)")
+        }
     }
 
     /// The App Store verifier over the configured roots, or Apple Root CA - G3 when none are.
@@ -143,13 +162,15 @@ public final class Server: Sendable {
             serverLoop.loop.execute { serverLoop.startTimers() }
         }
         let first = loops[0]
-        let acceptor = self.acceptor
+        let acceptors = self.acceptors
         let core = self.core
         first.loop.execute {
-            do {
-                try acceptor.register(on: first.loop)
-            } catch {
-                core.logger.critical("server.accept_register_failed", metadata: ["error": "\(error)"])
+            for acceptor in acceptors {
+                do {
+                    try acceptor.register(on: first.loop)
+                } catch {
+                    core.logger.critical("server.accept_register_failed", metadata: ["error": "\(error)"])
+                }
             }
             first.loop.scheduleRepeating(every: .seconds(1)) { core.stats.sample() }
         }
@@ -168,9 +189,12 @@ public final class Server: Sendable {
             return
         }
         core.logger.info("server.stopping")
-        let acceptor = self.acceptor
+        core.beginStopping()
+        let acceptors = self.acceptors
         let firstLoop = loops[0].loop
-        firstLoop.execute { acceptor.close(on: firstLoop) }
+        firstLoop.execute {
+            for acceptor in acceptors { acceptor.close(on: firstLoop) }
+        }
         for serverLoop in loops {
             serverLoop.loop.execute { serverLoop.beginShutdown() }
         }

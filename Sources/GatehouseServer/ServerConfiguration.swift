@@ -10,6 +10,19 @@ public struct ServerConfiguration: Sendable {
     /// `<data-dir>/exports`.
     public var exportsDirectory: String?
     public var listen = HostPort(host: "127.0.0.1", port: 7411)
+    /// The HTTP listener (HTTP.md), on the same loops; `nil`: none (`--http=off`).
+    public var http: HostPort? = HostPort(host: "127.0.0.1", port: 7412)
+    /// The largest HTTP request body taken (`--http-max-body`); more is 413.
+    public var httpBodyBytesMax = 1 << 20
+    /// An HTTP request whose headers are not complete this long after its first byte is 408.
+    public var httpHeaderTimeout: Duration = .seconds(10)
+    /// A keep-alive HTTP connection silent this long between requests is closed.
+    public var httpIdleTimeout: Duration = .seconds(60)
+    /// `GET /metrics` answers without the admin key (`--metrics-public`).
+    public var metricsPublic = false
+    /// The address the world reaches the HTTP listener at, through the TLS proxy
+    /// (`--public-url`), for the links the server writes.
+    public var publicURL: String?
     /// The operator's key. `nil`: read `<data-dir>/admin.key`, generating it on first start.
     public var adminKey: String?
     /// When a write's answer may go out relative to its log record reaching the disk:

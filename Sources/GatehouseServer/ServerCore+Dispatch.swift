@@ -3,10 +3,10 @@ import GatehouseRuntime
 import GatehouseStorage
 import GatehouseWire
 
-/// What became of a request line read on the loop thread.
+/// What became of a request read on the loop thread.
 enum LineOutcome {
     /// Answered on the spot: errors, `hello`, and operations cheap enough for the loop thread.
-    case answer([UInt8])
+    case answer([UInt8], RequestTally)
     /// To be run after the connection's earlier requests (``ServerCore/route(_:_:session:)``
     /// says how, once those that could change the session have run).
     case deferred(Request, Operation)
@@ -15,40 +15,69 @@ enum LineOutcome {
 /// How a deferred request runs.
 enum RequestRoute {
     /// Answered already: refused before it ran (bad fields, a role that may not run it).
-    case answer([UInt8])
+    case answer([UInt8], ErrorCode)
     /// A project op's step, for the project's lane.
     case lane(ProjectLane, Principal, ProjectStep)
     /// On the connection's inbox.
     case inbox
 }
 
+/// What a request run on an inbox came to: its answer, or the error, and the log position that
+/// must be durable before either is sent.
+struct RunOutcome: Sendable {
+    let requestID: JSONValue
+    let result: Result<Reply, GatehouseError>
+    let durableAt: LSN?
+
+    var code: ErrorCode? {
+        if case .failure(let error) = result { return error.code }
+        return nil
+    }
+
+    /// The answer line (`\n` included).
+    var answer: [UInt8] {
+        switch result {
+        case .success(let reply): Answer.success(id: requestID, reply.result)
+        case .failure(let error): Answer.failure(id: requestID, error)
+        }
+    }
+}
+
 extension ServerCore {
-    /// Handles one line on the loop thread. `canRunInline` is true when no earlier request of
-    /// the connection is still running, so the session cannot change under this one.
-    func handleLine(_ line: UnsafeRawBufferPointer, session: Session, canRunInline: Bool) -> LineOutcome {
-        if canRunInline, let answer = quickSync(line, session: session) { return .answer(answer) }
+    /// Handles one request object on the loop thread: a line, or the body of an HTTP `POST
+    /// /v1/op` (`heldConnection` false, which refuses the ops that need one). `canRunInline` is
+    /// true when no earlier request of the connection is still running, so the session cannot
+    /// change under this one.
+    func handleLine(_ line: UnsafeRawBufferPointer, session: Session, canRunInline: Bool, heldConnection: Bool = true)
+        -> LineOutcome
+    {
+        if canRunInline, let answer = quickSync(line, session: session) { return .answer(answer, syncTally) }
         let request: Request
         do {
             request = try Request(line: line)
         } catch {
-            return .answer(Answer.failure(id: error.id, error.error))
+            return .answer(Answer.failure(id: error.id, error.error), .other(error.error.code))
         }
         guard let operation = operations[request.op] else {
-            return .answer(Answer.failure(id: request.id, unknownOp(request.op)))
+            return .answer(Answer.failure(id: request.id, unknownOp(request.op)), .other(.unknownOp))
+        }
+        if operation.needsHeldConnection, !heldConnection {
+            let error = GatehouseError(.badRequest, "\(operation.name) needs a connection held open: the line protocol (PROTOCOL.md)")
+            return .answer(Answer.failure(id: request.id, error), RequestTally(op: operation.number, code: error.code))
         }
         guard canRunInline else { return .deferred(request, operation) }
         switch operation.body {
         case .session(let body):
-            return answer(request) { () throws(GatehouseError) in try body(request, session, self) }
+            return answer(request, operation) { () throws(GatehouseError) in try body(request, session, self) }
         case .inline(let body):
-            return answer(request) { () throws(GatehouseError) in
+            return answer(request, operation) { () throws(GatehouseError) in
                 try body(OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session))
             }
         case .async:
             do {
                 _ = try authorize(operation, session)
             } catch {
-                return .answer(Answer.failure(id: request.id, error))
+                return .answer(Answer.failure(id: request.id, error), RequestTally(op: operation.number, code: error.code))
             }
             return .deferred(request, operation)
         case .project:
@@ -57,9 +86,9 @@ extension ServerCore {
             do {
                 let context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
                 guard let result = try inline(context) else { return .deferred(request, operation) }
-                return .answer(Answer.success(id: request.id, result))
+                return .answer(Answer.success(id: request.id, result), RequestTally(op: operation.number, code: nil))
             } catch {
-                return .answer(Answer.failure(id: request.id, error))
+                return .answer(Answer.failure(id: request.id, error), RequestTally(op: operation.number, code: error.code))
             }
         }
     }
@@ -74,52 +103,53 @@ extension ServerCore {
             let step = try prepare(context)
             return .lane(session.lane(of: context.project, in: lanes), context.principal, step)
         } catch {
-            return .answer(Answer.failure(id: request.id, error))
+            return .answer(Answer.failure(id: request.id, error), error.code)
         }
     }
 
     /// Runs a deferred request on the connection's inbox, in order with the connection's
-    /// others. Answers its bytes and the log position that must be durable before they are sent:
+    /// others. Answers its outcome and the log position that must be durable before it is sent:
     /// for a success, the newest change it shows; for an op that failed once it ran, the last
     /// change of what it could see (its project, or for an operator the whole log), as its error
     /// may show any of it. A request refused before it ran (its session, its role) shows nothing.
-    func run(_ request: Request, session: Session) async -> (answer: [UInt8], durableAt: LSN?) {
+    func run(_ request: Request, session: Session) async -> RunOutcome {
         guard let operation = operations[request.op] else {
-            return (Answer.failure(id: request.id, unknownOp(request.op)), nil)
+            return RunOutcome(requestID: request.id, result: .failure(unknownOp(request.op)), durableAt: nil)
         }
         if case .session(let body) = operation.body {
-            do {
-                return (Answer.success(id: request.id, try body(request, session, self)), nil)
-            } catch {
-                return (Answer.failure(id: request.id, error), nil)
-            }
+            let result = Result { () throws(GatehouseError) in Reply(try body(request, session, self)) }
+            return RunOutcome(requestID: request.id, result: result, durableAt: nil)
         }
         let context: OperationContext
         do {
             context = OperationContext(request: request, principal: try authorize(operation, session), core: self, session: session)
         } catch {
-            return (Answer.failure(id: request.id, error), nil)
+            return RunOutcome(requestID: request.id, result: .failure(error), durableAt: nil)
         }
         do {
-            let reply: Reply
-            switch operation.body {
-            case .session:
-                preconditionFailure("session ops are answered above")
-            case .inline(let body):
-                reply = Reply(try body(context))
-            case .async(let body):
-                reply = try await body(context)
-            case .fast(let inline, let slow):
-                // Deferred behind another request, a `sync` still answers from the board when it can.
-                if let result = try inline(context) { reply = Reply(result) } else { reply = try await slow(context) }
-            case .project(let prepare):
-                let step = try prepare(context)
-                reply = try await context.project.perform { project in Result { () throws(GatehouseError) in try step(project) } }.get()
-            }
-            return (Answer.success(id: request.id, reply.result), reply.durableAt)
+            let reply = try await run(operation, context)
+            return RunOutcome(requestID: request.id, result: .success(reply), durableAt: reply.durableAt)
         } catch {
             let durableAt = error.code.mayShowData ? await lastChange(seenBy: context.principal) : nil
-            return (Answer.failure(id: request.id, error), durableAt)
+            return RunOutcome(requestID: request.id, result: .failure(error), durableAt: durableAt)
+        }
+    }
+
+    private func run(_ operation: Operation, _ context: OperationContext) async throws(GatehouseError) -> Reply {
+        switch operation.body {
+        case .session:
+            preconditionFailure("session ops are answered before they reach here")
+        case .inline(let body):
+            return Reply(try body(context))
+        case .async(let body):
+            return try await body(context)
+        case .fast(let inline, let slow):
+            // Deferred behind another request, a `sync` still answers from the board when it can.
+            if let result = try inline(context) { return Reply(result) }
+            return try await slow(context)
+        case .project(let prepare):
+            let step = try prepare(context)
+            return try await context.project.perform { project in Result { () throws(GatehouseError) in try step(project) } }.get()
         }
     }
 
@@ -166,13 +196,16 @@ extension ServerCore {
         return principal
     }
 
-    private func answer(_ request: Request, _ body: () throws(GatehouseError) -> JSONObject) -> LineOutcome {
+    private func answer(_ request: Request, _ operation: Operation, _ body: () throws(GatehouseError) -> JSONObject) -> LineOutcome {
         do {
-            return .answer(Answer.success(id: request.id, try body()))
+            return .answer(Answer.success(id: request.id, try body()), RequestTally(op: operation.number, code: nil))
         } catch {
-            return .answer(Answer.failure(id: request.id, error))
+            return .answer(Answer.failure(id: request.id, error), RequestTally(op: operation.number, code: error.code))
         }
     }
+
+    /// A `sync` answered by the quick road.
+    private var syncTally: RequestTally { RequestTally(op: SyncOperations.syncNumber, code: nil) }
 
     private func unknownOp(_ op: String) -> GatehouseError {
         let shown = op.count > 64 ? String(op.prefix(64)) + "…" : op

@@ -12,6 +12,8 @@ final class ServerCore: Sendable {
     /// Set when the server runs with `--test-clock`; `clock.advance` moves it.
     let manualClock: ManualServerClock?
     let stats: ServerStats
+    /// Requests answered, by transport, op and outcome, and how long they took (`/metrics`).
+    let meter = RequestMeter()
     let logger: Logger
     let operations: [String: Operation]
     /// Verifies App Store signed data against the configured roots; built once, shared by every
@@ -22,6 +24,8 @@ final class ServerCore: Sendable {
     /// Bytes every connection holds buffered (``ServerConfiguration/bufferedBytesMax``), kept up
     /// to date by each connection for its own share.
     let bufferedBytes = Atomic<Int>(0)
+    /// Set once SIGTERM (or `shutdown()`) began: `/readyz` answers `stopping`.
+    private let stopping = Atomic<Bool>(false)
 
     init(
         configuration: ServerConfiguration, engine: Engine, manualClock: ManualServerClock?, logger: Logger,
@@ -34,7 +38,7 @@ final class ServerCore: Sendable {
         self.stats = ServerStats(startedNanoseconds: EventLoop.monotonicNanoseconds())
         self.lanes = ProjectLanes(log: engine.log, stats: stats)
         self.logger = logger
-        self.operations = Dictionary(uniqueKeysWithValues: Operations.all.map { ($0.name, $0) })
+        self.operations = Operations.table
     }
 
     var registry: Registry { engine.registry }
@@ -49,4 +53,7 @@ final class ServerCore: Sendable {
     var bufferedBytesNow: Int { bufferedBytes.load(ordering: .relaxed) }
     var isOverBufferedBytesBudget: Bool { bufferedBytesNow > configuration.bufferedBytesMax }
     var clock: any ServerClock { registry.clock }
+
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    func beginStopping() { stopping.store(true, ordering: .relaxed) }
 }

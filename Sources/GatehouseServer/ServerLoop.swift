@@ -6,38 +6,85 @@ import GatehouseWire
 import Glibc
 #endif
 
+/// What a loop asks of each connection it owns, line or HTTP.
+protocol ServedConnection: AnyObject {
+    var id: UInt64 { get }
+    /// What this connection counts in the server's buffered bytes (``ServerCore/bufferedBytes``).
+    var bufferedBytes: Int { get }
+    /// Of those, input from a client not yet known: what the budget sheds first.
+    var unauthenticatedBytes: Int { get }
+    /// Registers with the loop.
+    func start() throws(SystemError)
+    /// The loop's periodic pass: closes what is past its deadlines.
+    func housekeep(now: UInt64, _ deadlines: ConnectionDeadlines)
+    /// Stops reading requests; answers what is in flight, then closes (SIGTERM).
+    func beginShutdown()
+    func close()
+}
+
+/// The limits ``ServedConnection/housekeep(now:_:)`` holds connections to, in nanoseconds of
+/// the connection clock.
+struct ConnectionDeadlines {
+    /// Line: silent this long with nothing in flight; `nil`: never.
+    var idle: UInt64?
+    /// Line: to say `hello`.
+    var hello: UInt64
+    /// HTTP: a request's headers complete after its first byte.
+    var httpHeaders: UInt64
+    /// HTTP: a keep-alive connection silent between requests (and a request's body in coming).
+    var httpIdle: UInt64
+
+    init(_ configuration: ServerConfiguration) {
+        idle = configuration.idleTimeout.map(Self.nanoseconds)
+        hello = Self.nanoseconds(configuration.helloTimeout)
+        httpHeaders = Self.nanoseconds(configuration.httpHeaderTimeout)
+        httpIdle = Self.nanoseconds(configuration.httpIdleTimeout)
+    }
+
+    /// How often the loop looks: a quarter of the shortest limit, between 10 and 250 ms.
+    static func interval(_ configuration: ServerConfiguration) -> Duration {
+        let shortest = [configuration.idleTimeout ?? .seconds(1), configuration.helloTimeout, configuration.httpHeaderTimeout].min()!
+        return max(min(shortest / 4, .milliseconds(250)), .milliseconds(10))
+    }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
+    }
+}
+
+/// Which listener a connection came from.
+enum ListenerKind: Sendable {
+    case line
+    case http
+}
+
 /// An event loop and the connections it owns. Confined to the loop's thread like them.
 final class ServerLoop: @unchecked Sendable {
     let loop: EventLoop
     private let core: ServerCore
     private let laneBatch: LaneBatch
-    private var connections: [UInt64: Connection] = [:]
+    /// What this loop's HTTP connections share: the date of this second, request ids.
+    private let httpFront: HTTPFront
+    private var connections: [UInt64: any ServedConnection] = [:]
     private var shuttingDown = false
 
     init(loop: EventLoop, core: ServerCore) {
         self.loop = loop
         self.core = core
         self.laneBatch = LaneBatch(loop: loop)
+        self.httpFront = HTTPFront()
     }
 
-    /// Starts the loop's housekeeping: idle and lingering connections, and those that did not
-    /// say `hello` in time, are closed.
+    /// Starts the loop's housekeeping: idle and lingering connections, those that did not say
+    /// `hello` in time, and HTTP requests whose headers are late, are closed.
     func startTimers() {
-        let idleTimeout = core.configuration.idleTimeout
-        let helloTimeout = core.configuration.helloTimeout
-        let idleLimit = idleTimeout.map(Self.nanoseconds)
-        let helloLimit = Self.nanoseconds(helloTimeout)
-        let interval = min(min(idleTimeout ?? .seconds(1), helloTimeout) / 4, .milliseconds(250))
-        loop.scheduleRepeating(every: max(interval, .milliseconds(10))) { [self] in
+        let deadlines = ConnectionDeadlines(core.configuration)
+        loop.scheduleRepeating(every: ConnectionDeadlines.interval(core.configuration)) { [self] in
             let now = core.nowNanoseconds
             for connection in Array(connections.values) {
-                connection.housekeep(now: now, idleLimitNanoseconds: idleLimit, helloLimitNanoseconds: helloLimit)
+                connection.housekeep(now: now, deadlines)
             }
         }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
     }
 
     /// The server holds more buffered bytes than its budget: this loop closes its connections
@@ -49,28 +96,47 @@ final class ServerLoop: @unchecked Sendable {
         for connection in candidates {
             guard core.isOverBufferedBytesBudget else { return }
             core.logger.info("conn.shed", metadata: [
-                "conn": "\(connection.id)", "bytes": "\(connection.bufferedBytes)", "said_hello": "\(connection.hasSaidHello)",
+                "conn": "\(connection.id)", "bytes": "\(connection.bufferedBytes)",
+                "unauthenticated_bytes": "\(connection.unauthenticatedBytes)",
             ])
             connection.close()
         }
     }
 
     /// Takes over an accepted socket (on the loop's thread).
-    func adopt(_ socket: Socket, id: UInt64) {
+    func adopt(_ socket: Socket, id: UInt64, kind: ListenerKind) {
         guard !shuttingDown else {
             socket.close()
             core.stats.connectionClosed()
             return
         }
-        let connection = Connection(id: id, socket: socket, loop: loop, laneBatch: laneBatch, core: core)
-        connection.onClose = { [self] closed in
-            connections[closed.id] = nil
-            core.stats.connectionClosed()
+        switch kind {
+        case .line:
+            let connection = Connection(id: id, socket: socket, loop: loop, laneBatch: laneBatch, core: core)
+            connection.onClose = { [self] closed in forget(closed) }
+            connection.onOverBudget = { [self] in shedBufferedBytes() }
+            start(connection)
+        case .http:
+            let connection = HTTPConnection(id: id, socket: socket, loop: loop, front: httpFront, core: core)
+            core.stats.httpConnectionsChanged(by: 1)
+            connection.onClose = { [self] closed in
+                core.stats.httpConnectionsChanged(by: -1)
+                forget(closed)
+            }
+            connection.onOverBudget = { [self] in shedBufferedBytes() }
+            start(connection)
         }
-        connection.onOverBudget = { [self] in shedBufferedBytes() }
+    }
+
+    private func forget(_ connection: any ServedConnection) {
+        connections[connection.id] = nil
+        core.stats.connectionClosed()
+    }
+
+    private func start(_ connection: any ServedConnection) {
         do {
             try connection.start()
-            connections[id] = connection
+            connections[connection.id] = connection
         } catch {
             core.logger.warning("conn.register_failed", metadata: ["error": "\(error)"])
             // Closes the socket, counts the close and lets the connection go (its push target
@@ -104,6 +170,7 @@ final class ServerLoop: @unchecked Sendable {
 /// a second. Once a descriptor is free, the next try takes the queue.
 final class Acceptor: IOEventHandler, @unchecked Sendable {
     private let socket: Socket
+    private let kind: ListenerKind
     private let loops: [ServerLoop]
     private let core: ServerCore
     private var nextLoop = 0
@@ -120,8 +187,9 @@ final class Acceptor: IOEventHandler, @unchecked Sendable {
     static let firstPauseMilliseconds = 10
     static let longestPauseMilliseconds = 1_000
 
-    init(socket: Socket, loops: [ServerLoop], core: ServerCore) {
+    init(socket: Socket, kind: ListenerKind, loops: [ServerLoop], core: ServerCore) {
         self.socket = socket
+        self.kind = kind
         self.loops = loops
         self.core = core
     }
@@ -176,21 +244,24 @@ final class Acceptor: IOEventHandler, @unchecked Sendable {
         let id = nextConnectionID
         let target = loops[nextLoop]
         nextLoop = (nextLoop + 1) % loops.count
+        let kind = self.kind
         if target.loop.inEventLoop {
-            target.adopt(socket, id: id)
+            target.adopt(socket, id: id, kind: kind)
         } else {
-            target.loop.execute { target.adopt(socket, id: id) }
+            target.loop.execute { target.adopt(socket, id: id, kind: kind) }
         }
     }
 
-    /// Over the connection limit: one `overloaded` line, then close.
+    /// Over the connection limit: one `overloaded` line (an HTTP 503 on the HTTP listener), then close.
     private func reject(_ socket: Socket) {
         let limit = core.configuration.connectionsMax
-        let line = Answer.failure(
-            id: .null,
-            GatehouseError(.overloaded, "too many connections (the limit is \(limit)); retry later", details: [.limit(limit)])
-        )
-        _ = try? line.withUnsafeBytes { raw throws(SystemError) in try socket.write(raw) }
+        let error = GatehouseError(.overloaded, "too many connections (the limit is \(limit)); retry later", details: [.limit(limit)])
+        let bytes: [UInt8]
+        switch kind {
+        case .line: bytes = Answer.failure(id: .null, error)
+        case .http: bytes = HTTPFront.standalone(HTTPAnswers.error(error))
+        }
+        _ = try? bytes.withUnsafeBytes { raw throws(SystemError) in try socket.write(raw) }
         socket.close()
     }
 

@@ -12,6 +12,8 @@ final class ServerStats: Sendable {
     private let laneRoundCount = Atomic<Int>(0)
     private let laneStepCount = Atomic<Int>(0)
     private let inboxRunCount = Atomic<Int>(0)
+    private let watchCount = Atomic<Int>(0)
+    private let openHTTP = Atomic<Int>(0)
 
     init(startedNanoseconds: UInt64) {
         self.startedNanoseconds = startedNanoseconds
@@ -27,6 +29,10 @@ final class ServerStats: Sendable {
     var laneSteps: Int { laneStepCount.load(ordering: .relaxed) }
     /// Requests the connections' inboxes have run (``ConnectionInbox``).
     var inboxRuns: Int { inboxRunCount.load(ordering: .relaxed) }
+    /// Watches held by every connection.
+    var watches: Int { watchCount.load(ordering: .relaxed) }
+    /// Of the open connections, those on the HTTP listener.
+    var openHTTPConnections: Int { openHTTP.load(ordering: .relaxed) }
     /// Requests in the last whole second.
     var requestsPerSecond: Int { lastSecondRequests.load(ordering: .relaxed) }
 
@@ -44,6 +50,14 @@ final class ServerStats: Sendable {
 
     func connectionClosed() {
         open.subtract(1, ordering: .relaxed)
+    }
+
+    func watchesChanged(by delta: Int) {
+        watchCount.add(delta, ordering: .relaxed)
+    }
+
+    func httpConnectionsChanged(by delta: Int) {
+        openHTTP.add(delta, ordering: .relaxed)
     }
 
     func requestReceived() {

@@ -5,11 +5,14 @@ public import GatehousePosix
 public final class ServerProcess: @unchecked Sendable {
     public let process: GatehouseProcess
     public let address: HostPort
+    /// The HTTP listener's, from the banner's `http on` line (`nil` with `--http=off`).
+    public let httpAddress: HostPort?
     public let banner: String
 
-    private init(process: GatehouseProcess, address: HostPort, banner: String) {
+    private init(process: GatehouseProcess, address: HostPort, httpAddress: HostPort?, banner: String) {
         self.process = process
         self.address = address
+        self.httpAddress = httpAddress
         self.banner = banner
     }
 
@@ -19,7 +22,7 @@ public final class ServerProcess: @unchecked Sendable {
         async throws -> ServerProcess
     {
         let process = try await GatehouseProcess.start(
-            ["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--admin-key=\(TestServer.adminKey)",
+            ["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--http=127.0.0.1:0", "--admin-key=\(TestServer.adminKey)",
              "--log-format=json"] + extraArguments,
             descriptorLimit: descriptorLimit
         )
@@ -31,7 +34,9 @@ public final class ServerProcess: @unchecked Sendable {
             let text = line[range.upperBound...].split(separator: " ").first,
             let address = HostPort(parsing: String(text))
         else { throw ServerProcessError.didNotStart }
-        return ServerProcess(process: process, address: address, banner: banner)
+        let httpAddress = banner.split(separator: "\n").first(where: { $0.hasPrefix("http on ") })
+            .flatMap { HostPort(parsing: String($0.dropFirst("http on ".count))) }
+        return ServerProcess(process: process, address: address, httpAddress: httpAddress, banner: banner)
     }
 
     /// A connection that said hello with the admin key.

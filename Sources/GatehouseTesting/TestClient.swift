@@ -107,7 +107,7 @@ public final class TestClient: @unchecked Sendable {
 }
 
 /// One thread that runs jobs in the order they are given, until stopped.
-private final class ClientThread: Sendable {
+final class ClientThread: Sendable {
     private struct Queue {
         var jobs: [@Sendable () -> Void] = []
         var stopping = false

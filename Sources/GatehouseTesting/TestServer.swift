@@ -19,6 +19,8 @@ public final class TestServer: Sendable {
     public let logs: CapturingLogHandler
 
     public var address: HostPort { server.address }
+    /// The HTTP listener's address (every test server has one, unless its test turned it off).
+    public var httpAddress: HostPort { server.httpAddress! }
     public var dataPath: String { dataDirectory.appending("data") }
     private let poolCalls: PoolCalls
 
@@ -52,6 +54,7 @@ public final class TestServer: Sendable {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = dataDirectory.appending("data")
         configuration.listen = HostPort(host: "127.0.0.1", port: 0)
+        configuration.http = HostPort(host: "127.0.0.1", port: 0)
         configuration.adminKey = Self.adminKey
         configuration.shutdownGrace = .seconds(5)
         // Small segments so tests rotate; no exit on a storage failure inside the test process.

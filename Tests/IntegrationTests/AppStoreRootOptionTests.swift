@@ -58,7 +58,7 @@ import Testing
             try await TestFiles.write(Data("hello\n".utf8), to: notACertificate)
             for file in [directory.appending("missing.der"), notACertificate] {
                 let result = try await GatehouseProcess.start([
-                    "serve", "--data-dir=\(directory.appending("data"))", "--listen=127.0.0.1:0", "--app-store-root=\(file)",
+                    "serve", "--data-dir=\(directory.appending("data"))", "--listen=127.0.0.1:0", "--http=127.0.0.1:0", "--app-store-root=\(file)",
                 ]).finish()
                 #expect(result.status == 2, "\(file): \(result.errors)")
                 #expect(result.errors.contains("--app-store-root"), "\(result.errors)")

@@ -190,7 +190,7 @@ struct SplitMix {
             bytes[4096 + 48 + 4] ^= 0xFF
             try await TestFiles.write(bytes, to: segment)
 
-            let refused = try await GatehouseProcess.start(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0",
+            let refused = try await GatehouseProcess.start(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--http=127.0.0.1:0",
                                                 "--admin-key=\(TestServer.adminKey)"])
             let result = await refused.finish()
             #expect(result.status == 3)

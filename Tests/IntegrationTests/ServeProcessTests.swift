@@ -9,7 +9,7 @@ import Testing
     @Test func firstStartGeneratesAPrivateAdminKeyAndSigtermExitsCleanly() async throws {
         try await withTemporaryDirectory { directory in
             let dataDirectory = directory.appending("data")
-            let serve = try await GatehouseProcess.start(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--log-format=json"])
+            let serve = try await GatehouseProcess.start(["serve", "--data-dir=\(dataDirectory)", "--listen=127.0.0.1:0", "--http=127.0.0.1:0", "--log-format=json"])
             let banner = try #require(await serve.readOutput(until: "admin key"))
             #expect(banner.contains("admin key generated: \(dataDirectory)/admin.key"))
             let address = try #require(Self.listeningAddress(in: banner))
@@ -37,7 +37,7 @@ import Testing
 
     @Test func sigtermAnswersWhatIsInFlightBeforeExiting() async throws {
         try await withTemporaryDirectory { directory in
-            let serve = try await GatehouseProcess.start(["serve", "--data-dir=\(directory.appending("data"))", "--listen=127.0.0.1:0",
+            let serve = try await GatehouseProcess.start(["serve", "--data-dir=\(directory.appending("data"))", "--listen=127.0.0.1:0", "--http=127.0.0.1:0",
                                               "--admin-key=\(TestServer.adminKey)"])
             let banner = try #require(await serve.readOutput(until: "admin key"))
             let address = try #require(Self.listeningAddress(in: banner))
@@ -63,7 +63,7 @@ import Testing
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
                 let result = try await GatehouseProcess.start(["serve", "--data-dir=\(directory.appending("data"))",
-                                                          "--listen=\(server.address)", "--admin-key=\(TestServer.adminKey)"]).finish()
+                                                          "--listen=\(server.address)", "--http=127.0.0.1:0", "--admin-key=\(TestServer.adminKey)"]).finish()
                 #expect(result.status == 3)
                 #expect(result.errors.contains("cannot listen"))
             }

@@ -16,6 +16,10 @@ enum ServeCommand {
             .value("data-dir", placeholder: "DIR", help: "where the server keeps its data (default ./gatehouse-data; created with mode 0700)"),
             .value("exports-dir", placeholder: "DIR", help: "the only directory tenant.snapshot writes to and tenant.restore reads from (default <data-dir>/exports; created with mode 0700)"),
             .value("listen", placeholder: "HOST:PORT", help: "address to listen on (default 127.0.0.1:7411; port 0 picks a free one)"),
+            .value("http", placeholder: "HOST:PORT", help: "the HTTP listener: store notifications, POST /v1/op, health and metrics (default 127.0.0.1:7412; port 0 picks a free one; off: none)"),
+            .value("http-max-body", placeholder: "N", help: "largest HTTP request body taken; more is 413 (default 1048576)"),
+            .flag("metrics-public", help: "answer GET /metrics without the admin key (a scrape from a private network)"),
+            .value("public-url", placeholder: "URL", help: "the https:// address the world reaches the HTTP listener at, through the TLS proxy"),
             .value("admin-key", placeholder: "KEY", help: "the operator's key (default: $GATEHOUSE_ADMIN_KEY, else <data-dir>/admin.key, generated on first start)"),
             .value("fsync", placeholder: "POLICY", help: "always (default): fsync before answering a write; everysec: about once a second; none: never (benchmarks)"),
             .value("max-line-bytes", placeholder: "N", help: "longest request line accepted (default 1048576)"),
@@ -70,6 +74,7 @@ enum ServeCommand {
     /// What a newcomer needs to see on start: where to connect, and where the admin key is.
     private static func announce(_ server: Server) {
         var lines = ["gatehouse \(GatehouseVersion.current) listening on \(server.address) (fsync \(server.configuration.fsync.rawValue))"]
+        if let http = server.httpAddress { lines.append("http on \(http)") }
         switch server.adminKeySource {
         case .given:
             lines.append("admin key: as given")
@@ -97,6 +102,7 @@ enum ServeCommand {
             guard let address = HostPort(parsing: listen) else { throw UsageError("--listen must be HOST:PORT, got '\(listen)'") }
             configuration.listen = address
         }
+        try applyHTTP(parsed, to: &configuration)
         configuration.adminKey = parsed.value("admin-key") ?? environment["GATEHOUSE_ADMIN_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         if let key = configuration.adminKey, key.count < 16 {
             throw UsageError("the admin key must be at least 16 characters")
@@ -132,6 +138,26 @@ enum ServeCommand {
         let rootFiles = parsed.values("app-store-root")
         if !rootFiles.isEmpty { configuration.appStoreRootCertificates = try appStoreRoots(rootFiles) }
         return configuration
+    }
+
+    /// `--http`, `--http-max-body`, `--metrics-public`, `--public-url`.
+    private static func applyHTTP(_ parsed: ParsedArguments, to configuration: inout ServerConfiguration) throws(UsageError) {
+        if let http = parsed.value("http") {
+            if http == "off" {
+                configuration.http = nil
+            } else {
+                guard let address = HostPort(parsing: http) else { throw UsageError("--http must be HOST:PORT or off, got '\(http)'") }
+                configuration.http = address
+            }
+        }
+        configuration.httpBodyBytesMax = try integer(parsed, "http-max-body", 1...(256 << 20)) ?? configuration.httpBodyBytesMax
+        configuration.metricsPublic = parsed.flag("metrics-public")
+        if let url = parsed.value("public-url") {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > "https://".count else {
+                throw UsageError("--public-url must be an http:// or https:// address, got '\(url)'")
+            }
+            configuration.publicURL = url
+        }
     }
 
     /// The certificates of every `--app-store-root` file, in order.

@@ -7,6 +7,9 @@ import GatehouseWire
 enum CurrencyOperations {
     static let all: [Operation] = [transact, history]
 
+    /// `currency.transact`'s number in the op table, for the requests the quick road reads.
+    static let transactNumber = Operations.number(of: "currency.transact")
+
     static let transact = Operation(name: "currency.transact", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
         let lookup = try profileLookup(fields)

@@ -8,6 +8,20 @@ struct Operation: Sendable {
     let name: String
     let roles: Set<Role>
     let body: Body
+    /// Only meaningful on a connection held open (`hello`, `watch`, `unwatch`): HTTP, where
+    /// each request stands alone, refuses it.
+    let needsHeldConnection: Bool
+    /// Its place in ``Operations/all``, which names it in the request metrics (set by
+    /// ``Operations/table``; an op taken from elsewhere counts as "other"). Not a default of
+    /// `Operations.otherNumber`: that reads `Operations.all` while its ops are being made.
+    fileprivate(set) var number = Int.max
+
+    init(name: String, roles: Set<Role>, needsHeldConnection: Bool = false, body: Body) {
+        self.name = name
+        self.roles = roles
+        self.needsHeldConnection = needsHeldConnection
+        self.body = body
+    }
 
     enum Body: Sendable {
         /// Works on the session itself, before or without a principal (`hello`).
@@ -68,4 +82,28 @@ enum Operations {
     /// Every op this server answers.
     static let all: [Operation] = SessionOperations.all + AdminOperations.all + ConfigOperations.all + ProfileOperations.all
         + PurchaseOperations.all + CurrencyOperations.all + SyncOperations.all
+
+    /// What the metrics count a request under when it names no op this server knows (or none).
+    static let otherNumber = all.count
+
+    /// The op table by name, each op knowing its number.
+    static let table: [String: Operation] = {
+        var table: [String: Operation] = [:]
+        for (number, operation) in all.enumerated() {
+            var numbered = operation
+            numbered.number = number
+            table[operation.name] = numbered
+        }
+        return table
+    }()
+
+    static func number(of name: String) -> Int { table[name]?.number ?? otherNumber }
+}
+
+/// What a request came to, for the request metrics: its op's number and its error code (`nil`: ok).
+struct RequestTally: Sendable {
+    let op: Int
+    let code: ErrorCode?
+
+    static func other(_ code: ErrorCode?) -> RequestTally { RequestTally(op: Operations.otherNumber, code: code) }
 }

@@ -55,6 +55,9 @@ enum PurchaseOperations {
         return Reply(result, after: outcome.lsn)
     })
 
+    /// `store.notify`'s number in the op table, for the store endpoints' metrics.
+    static let notifyNumber = Operations.number(of: "store.notify")
+
     static let notify = Operation(name: "store.notify", roles: [.server], body: .async { context throws(GatehouseError) in
         let fields = context.fields
         let store = try fields.string("store")

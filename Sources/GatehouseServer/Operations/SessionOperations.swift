@@ -8,7 +8,7 @@ enum SessionOperations {
 
     /// Authenticates the connection. A failed `hello` leaves the connection unauthenticated,
     /// whatever it was before, so a client never keeps acting under a role it did not expect.
-    static let hello = Operation(name: "hello", roles: [], body: .session { request, session, core throws(GatehouseError) in
+    static let hello = Operation(name: "hello", roles: [], needsHeldConnection: true, body: .session { request, session, core throws(GatehouseError) in
         let key: String
         switch Result(catching: { () throws(GatehouseError) in try request.fields.string("key") }) {
         case .success(let value):

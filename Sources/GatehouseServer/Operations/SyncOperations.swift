@@ -8,7 +8,7 @@ enum SyncOperations {
 
     /// Pushes `{"push":"changed",…}` lines to this connection for every later change of the
     /// profile (PROTOCOL.md, "Sync and push"), after the change is durable.
-    static let watch = Operation(name: "watch", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+    static let watch = Operation(name: "watch", roles: [.sdk, .server], needsHeldConnection: true, body: .async { context throws(GatehouseError) in
         guard let watches = context.session.watches else { throw GatehouseError(.internal, "this session cannot receive pushes") }
         let project = context.project
         // One step in the actor resolves, claims room on the connection and registers, so
@@ -19,7 +19,7 @@ enum SyncOperations {
         return Reply(["watching": true])
     })
 
-    static let unwatch = Operation(name: "unwatch", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
+    static let unwatch = Operation(name: "unwatch", roles: [.sdk, .server], needsHeldConnection: true, body: .async { context throws(GatehouseError) in
         guard let watches = context.session.watches else { return Reply(["watching": false]) }
         let project = context.project
         let canonical = try await project.canonicalProfile(try ProfileOperations.profileID(context.fields))
@@ -30,6 +30,9 @@ enum SyncOperations {
     /// Nothing changed since the client's cursor is answered on the connection's thread from the
     /// project's board, without a document, the actor or the disk; anything else goes to the
     /// actor, which builds the document and answers once the change is durable.
+    /// `sync`'s number in the op table, for the requests the quick road answers.
+    static let syncNumber = Operations.number(of: "sync")
+
     static let sync = Operation(
         name: "sync", roles: [.sdk, .server],
         body: .fast(

@@ -19,18 +19,22 @@ public enum TestStore {
     /// The App Store's name on the wire (its signed data is read by the GatehouseAppStore module).
     public static let appStoreName = "app_store"
 
+    /// What ``requireEnabled(_:in:)`` answers for a known store the project has not enabled
+    /// (HTTP's store endpoints tell it apart: it is their 404).
+    public static func notEnabled(_ store: String) -> GatehouseError {
+        store == appStoreName
+            ? .badField("store", "the App Store is not enabled in the project's config (stores.app_store)")
+            : .badField("store", "the test store is not enabled in the project's config (stores.test)")
+    }
+
     /// Checks that `store` names a store the project has enabled: `test` with `stores.test`,
     /// `app_store` with `stores.app_store`.
     public static func requireEnabled(_ store: String, in config: ProjectConfig) throws(GatehouseError) {
         switch store {
         case name:
-            guard config.stores.test else {
-                throw .badField("store", "the test store is not enabled in the project's config (stores.test)")
-            }
+            guard config.stores.test else { throw notEnabled(store) }
         case appStoreName:
-            guard config.stores.appStore != nil else {
-                throw .badField("store", "the App Store is not enabled in the project's config (stores.app_store)")
-            }
+            guard config.stores.appStore != nil else { throw notEnabled(store) }
         default:
             throw .badField("store", "unknown store \"\(store)\" (expected test or app_store)")
         }

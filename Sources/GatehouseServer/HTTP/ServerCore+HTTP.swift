@@ -1,0 +1,160 @@
+import GatehouseBase
+import GatehouseCore
+import GatehouseHTTP
+import GatehouseRuntime
+import GatehouseStorage
+import GatehouseWire
+
+/// What the HTTP listener serves (HTTP.md, "Gatehouse's own endpoints" and "Store notifications").
+enum HTTPRoute: Sendable {
+    case health
+    case readiness
+    case metrics
+    case op
+    case appStoreNotification
+
+    static let router: HTTPRouter<HTTPRoute> = {
+        var router = HTTPRouter<HTTPRoute>()
+        router.add("GET", "/healthz", .health)
+        router.add("GET", "/readyz", .readiness)
+        router.add("GET", "/metrics", .metrics)
+        router.add("POST", "/v1/op", .op)
+        router.add("POST", "/v1/stores/app-store/{project}", .appStoreNotification)
+        return router
+    }()
+}
+
+/// How an HTTP request is answered: at once on the loop, or by an op run on the connection's inbox.
+enum HTTPHandling {
+    case respond(HTTPResponse, RequestTally)
+    /// `answer` turns the op's outcome into the response, on the loop, once the outcome is durable.
+    case run(Request, Session, answer: @Sendable (RunOutcome) -> (HTTPResponse, RequestTally))
+}
+
+/// The HTTP routes as translations onto the op table: the same dispatch, roles, limits,
+/// durability and answers as the line protocol, never a second implementation of a rule.
+extension ServerCore {
+    func handle(_ route: HTTPRoute, parameters: [String: String], _ request: HTTPRequest) -> HTTPHandling {
+        switch route {
+        case .health:
+            return .respond(HTTPAnswers.json(200, ["status": "ok"]), .other(nil))
+        case .readiness:
+            return .respond(readiness(), .other(nil))
+        case .metrics:
+            return .respond(metrics(request), .other(nil))
+        case .op:
+            return op(request)
+        case .appStoreNotification:
+            return appStoreNotification(request, project: parameters["project"] ?? "")
+        }
+    }
+
+    /// `GET /readyz`: ready once recovery is done (the listener opens only then) and writes are taken.
+    private func readiness() -> HTTPResponse {
+        if isStopping { return HTTPAnswers.json(503, ["status": "stopping"]) }
+        if engine.log.isReadOnly { return HTTPAnswers.json(503, ["status": "read_only"]) }
+        return HTTPAnswers.json(200, ["status": "ready"])
+    }
+
+    /// `GET /metrics`: the admin key's, unless `--metrics-public`. Reads counters and published
+    /// state only: it never enters a project's actor or waits for a write.
+    private func metrics(_ request: HTTPRequest) -> HTTPResponse {
+        if !configuration.metricsPublic {
+            let principal: Principal
+            switch authenticate(request) {
+            case .failure(let error): return HTTPAnswers.error(error)
+            case .success(nil): return HTTPAnswers.error(GatehouseError(.unauthenticated, "GET /metrics needs the admin key"))
+            case .success(let known?): principal = known
+            }
+            guard principal.role == .admin else {
+                return HTTPAnswers.error(GatehouseError(.forbidden, "role \(principal.role.rawValue) may not read the metrics"))
+            }
+        }
+        return HTTPResponse(status: 200, contentType: PrometheusText.contentType, body: metricsText())
+    }
+
+    /// `POST /v1/op`: the body is one request object, run as the line runs it under the key's
+    /// session; without a key the session is the line's before `hello`, so the answer is the
+    /// line's `unauthenticated`.
+    private func op(_ http: HTTPRequest) -> HTTPHandling {
+        let session = Session()
+        switch authenticate(http) {
+        case .failure(let error):
+            let requestID = (try? Request(line: http.body))?.id ?? .null
+            let op = (try? Request(line: http.body)).map { Operations.number(of: $0.op) } ?? Operations.otherNumber
+            return .respond(HTTPAnswers.op(Answer.failure(id: requestID, error), code: error.code), RequestTally(op: op, code: error.code))
+        case .success(let principal):
+            if let principal { session.set(principal) }
+        }
+        let outcome = http.body.withUnsafeBytes { body in
+            handleLine(body, session: session, canRunInline: true, heldConnection: false)
+        }
+        switch outcome {
+        case .answer(let bytes, let tally):
+            return .respond(HTTPAnswers.op(bytes, code: tally.code), tally)
+        case .deferred(let request, let operation):
+            let op = operation.number
+            return .run(request, session) { outcome in
+                (HTTPAnswers.op(outcome.answer, code: outcome.code), RequestTally(op: op, code: outcome.code))
+            }
+        }
+    }
+
+    /// `POST /v1/stores/app-store/{project}`: Apple's body, run as `store.notify` with the
+    /// project's secret role; Apple's signature is what authenticates it.
+    private func appStoreNotification(_ http: HTTPRequest, project name: String) -> HTTPHandling {
+        guard let id = try? ProjectID(validating: name), let project = registry.project(id) else {
+            let error = GatehouseError.notFound("project \"\(name.prefix(64))\"")
+            return .respond(HTTPAnswers.error(error), Self.notifyTally(error.code))
+        }
+        let payload: JSONValue
+        do {
+            payload = try http.body.withUnsafeBytes { body throws(JSONParseError) in try JSONParser.parse(body) }
+        } catch {
+            let refusal = GatehouseError(.badRequest, "the body is not JSON: \(error)")
+            return .respond(HTTPAnswers.error(refusal), Self.notifyTally(refusal.code))
+        }
+        let session = Session()
+        session.set(.project(project, .secret, generation: project.published.generation(of: .secret)))
+        let request = Request(
+            id: .null, op: PurchaseOperations.notify.name,
+            fields: Fields(["store": .string(TestStore.appStoreName), "signed_payload": payload])
+        )
+        return .run(request, session) { outcome in (Self.storeAnswer(outcome), Self.notifyTally(outcome.code)) }
+    }
+
+    private static func notifyTally(_ code: ErrorCode?) -> RequestTally {
+        RequestTally(op: PurchaseOperations.notifyNumber, code: code)
+    }
+
+    /// A store's answer (HTTP.md, "Store notifications"): 200 for applied and for a duplicate,
+    /// so the store stops retrying; 404 for a store the project has not enabled.
+    private static func storeAnswer(_ outcome: RunOutcome) -> HTTPResponse {
+        switch outcome.result {
+        case .success(let reply):
+            return HTTPAnswers.json(200, ["applied": reply.result["applied"] ?? .bool(false)])
+        case .failure(let error):
+            if error == TestStore.notEnabled(TestStore.appStoreName) {
+                return HTTPAnswers.error(GatehouseError(.notFound, error.message))
+            }
+            switch error.code {
+            case .badJSON, .badRequest, .invalidSignature, .wrongApp, .notFound, .readOnly, .overloaded: return HTTPAnswers.error(error)
+            default: return HTTPAnswers.error(error, status: 500)
+            }
+        }
+    }
+
+    /// The principal of the request's `Authorization: Bearer` key, checked as `hello` checks it;
+    /// `nil` without one. A key that is not valid is `unauthorized`.
+    private func authenticate(_ request: HTTPRequest) -> Result<Principal?, GatehouseError> {
+        guard let authorization = request.headers["Authorization"] else { return .success(nil) }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            return .failure(GatehouseError(.unauthenticated, "Authorization must be \"Bearer <key>\""))
+        }
+        guard let principal = registry.authenticate(key: String(parts[1])) else {
+            return .failure(GatehouseError(.unauthorized, "the key is not valid"))
+        }
+        return .success(principal)
+    }
+}
