@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs, on a fresh Debian or Ubuntu machine, what the build needs and what the tests run as
+# their real counterparts; packages already there are left alone.
+#   zlib1g-dev, libssl-dev, libhttp-parser-dev, pkg-config: the C libraries the build links.
+#   util-linux: prlimit, for the test of a server out of file descriptors.
+#   haproxy, openssl, curl: the test of TLS terminated in front of the HTTP listener.
+#   prometheus_client (Python): the real parser the /metrics tests read the metrics with.
+set -euo pipefail
+
+need=()
+for package in zlib1g-dev libssl-dev libhttp-parser-dev pkg-config util-linux haproxy openssl curl; do
+    dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
+done
+python_module=true
+python3 -c "import prometheus_client" >/dev/null 2>&1 || python_module=false
+if ! $python_module && ! python3 -m pip --version >/dev/null 2>&1; then
+    need+=(python3-prometheus-client)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+    echo "install-packages: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}"
+fi
+if ! python3 -c "import prometheus_client" >/dev/null 2>&1; then
+    echo "install-packages: prometheus_client (pip)"
+    python3 -m pip install -q --disable-pip-version-check prometheus_client
+fi
