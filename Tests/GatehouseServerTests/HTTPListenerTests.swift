@@ -112,6 +112,21 @@ import Testing
         }
     }
 
+    @Test func expectContinueIsAnswered100ThenTheRequest() async throws {
+        try await withTestServer { server in
+            let keys = try await server.createProject("acme")
+            let client = try Self.connect(server)
+            let body = #"{"id":1,"op":"ping"}"#
+            try await client.send("POST /v1/op HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(keys.secretKey)\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nExpect: 100-continue\r\n\r\n")
+            #expect(try await client.readResponse()?.status == 100, "the body is asked for before it is sent")
+            try await client.send(body)
+            let response = try #require(try await client.readResponse())
+            #expect(response.status == 200)
+            #expect(try Self.json(response).isSuccess)
+        }
+    }
+
     @Test func headersOver16KiBAre431AndTheConnectionCloses() async throws {
         try await withTestServer { server in
             let client = try Self.connect(server)

@@ -21,6 +21,8 @@ public struct HTTPRequestParser: Sendable {
     private(set) var headerBlockBytes = 0
     /// The current request's headers, from the moment they are complete.
     private(set) var headers = HTTPHeaders()
+    /// The request under way asked, with `Expect: 100-continue`, to be told to send its body.
+    private var continueAsked = false
 
     private enum State {
         case open
@@ -64,6 +66,15 @@ public struct HTTPRequestParser: Sendable {
     /// From a request's first byte until it is complete.
     public var isInsideRequest: Bool { isOpen && core.message.phase != .idle }
 
+    /// True once for a request whose headers asked `Expect: 100-continue` (RFC 9110 §10.1.1)
+    /// and were taken, while its body is still to come: the server then sends `100 Continue`,
+    /// so a client like curl sends the body at once instead of after a pause. A request whose
+    /// body came with its headers, or that was refused at its headers (413), never asks.
+    public mutating func takeContinueRequest() -> Bool {
+        defer { continueAsked = false }
+        return continueAsked && isOpen && core.message.phase == .body
+    }
+
     // MARK: Requests
 
     /// The next complete request, `.needMoreData`, or the failure that ends the connection.
@@ -102,6 +113,7 @@ public struct HTTPRequestParser: Sendable {
             headerBlockBytes = requestBytes + 1
             headers = core.headers()
             if let error = headerRefusal() { return error }
+            continueAsked = core.httpMinor >= 1 && headers["Expect"]?.lowercased() == "100-continue"
         }
         switch core.message.phase {
         case .headers where requestBytes > limits.headerBytesMax:
@@ -130,7 +142,7 @@ public struct HTTPRequestParser: Sendable {
             versionMajor: core.httpMajor, versionMinor: core.httpMinor, headers: headers,
             body: message.body, keepAlive: message.keepAlive
         )
-        (requestBytes, headers) = (0, HTTPHeaders())
+        (requestBytes, headers, continueAsked) = (0, HTTPHeaders(), false)
         if !request.keepAlive {
             state = .closed
             core.arena.removeAll()

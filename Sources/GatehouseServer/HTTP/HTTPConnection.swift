@@ -55,6 +55,8 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
     }
 
     private static let readBytes = 8 * 1024
+    /// The interim answer to `Expect: 100-continue`: send the body now.
+    private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     init(id: UInt64, socket: Socket, loop: EventLoop, front: HTTPFront, core: ServerCore) {
         self.id = id
@@ -150,6 +152,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
             switch parser.next() {
             case .needMoreData:
                 noteHeaderProgress()
+                if parser.takeContinueRequest() { output.bytes.append(contentsOf: Self.continueResponse) }
                 return
             case .failure(let error):
                 refuse(error)
