@@ -94,6 +94,21 @@ import Testing
         }
     }
 
+    @Test func pipelinedRequestsHeldBackByBackpressureAreAnsweredOnceAnswersDrain() async throws {
+        // A tiny high-water mark, so the batch is held in the parser's buffer far past it and
+        // must resume as the client reads.
+        try await withTestServer({ $0.outputBytesHighWater = 2048 }) { server in
+            let client = try Self.connect(server)
+            var batch: [UInt8] = []
+            for index in 0..<2000 { batch += TestHTTPClient.requestBytes("GET", "/healthz", headers: [("X-Request-Id", "r\(index)")]) }
+            try await client.send(batch)
+            for index in 0..<2000 {
+                let response = try #require(try await client.readResponse())
+                #expect(response.headers["X-Request-Id"] == "r\(index)")
+            }
+        }
+    }
+
     @Test func aChunkedBodyIsReadLikeOneWithAContentLength() async throws {
         try await withTestServer { server in
             let keys = try await server.createProject("acme")

@@ -88,8 +88,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
         }
         if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
             readAvailable()
-            processRequests()
-            if output.hasPending { flush() }
+            answerBuffered()
         }
         if events.contains(.hangup) || events.contains(.error) {
             close()
@@ -97,7 +96,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
         }
         if !isClosed, events.contains(.writable) {
             flush()
-            processRequests()
+            answerBuffered()
         }
         settle()
     }
@@ -146,23 +145,43 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
 
     // MARK: Requests
 
+    /// Answers the requests buffered and writes the answers, for as long as the socket takes
+    /// them at once: requests held back by the high-water mark go on without waiting for an
+    /// event (none would come if the client sent them all already and the answers left at once).
+    private func answerBuffered() {
+        while processRequests() == .heldBack {
+            flush()
+            guard !isClosed, !output.hasPending else { return }
+        }
+        flush()
+    }
+
+    private enum Pause {
+        /// Waiting for bytes, for the request in flight, or closing.
+        case waiting
+        /// The answers not yet sent reached the high-water mark.
+        case heldBack
+    }
+
     /// Answers the requests buffered, one at a time, while nothing is in flight.
-    private func processRequests() {
-        while !isClosed, !answeringDone, inFlight == nil, output.pending < core.configuration.outputBytesHighWater {
+    private func processRequests() -> Pause {
+        while !isClosed, !answeringDone, inFlight == nil {
+            guard output.pending < core.configuration.outputBytesHighWater else { return .heldBack }
             switch parser.next() {
             case .needMoreData:
                 noteHeaderProgress()
                 if parser.takeContinueRequest() { output.bytes.append(contentsOf: Self.continueResponse) }
-                return
+                return .waiting
             case .failure(let error):
                 refuse(error)
-                return
+                return .waiting
             case .request(let request):
                 headersStartedAt = nil
                 core.stats.requestReceived()
                 serve(request)
             }
         }
+        return .waiting
     }
 
     /// Starts the 408 clock at a request's first byte; it stops once its headers are in.
@@ -210,8 +229,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
         guard !isClosed, let exchange = inFlight else { return }
         inFlight = nil
         write(response, tally, exchange)
-        processRequests()
-        flush()
+        answerBuffered()
         settle()
     }
 
