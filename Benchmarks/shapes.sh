@@ -23,7 +23,7 @@ fi
 
 DATA=$(mktemp -d "${TMPDIR:-/tmp}/gh-shapes.XXXXXX")
 KEY=ak_shapes_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-timeout $((SECONDS_EACH * 6 + 120)) "$B/gatehouse" serve --data-dir "$DATA/data" --listen 127.0.0.1:$PORT \
+timeout $((SECONDS_EACH * 6 + 120)) "$B/gatehouse" serve --data-dir "$DATA/data" --listen 127.0.0.1:$PORT --http off \
   --admin-key "$KEY" --fsync always --log-level warning >/dev/null 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$DATA"' EXIT

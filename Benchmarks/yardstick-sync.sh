@@ -10,7 +10,7 @@ timeout 120 redis-server --port 6399 --bind 127.0.0.1 --appendonly no --save '' 
 pid=$!; sleep 1
 for P in 1 16; do echo "redis EXISTS P=$P"; /tmp/lineload -h 127.0.0.1 -p 6399 -c 50 -P $P -d 5 -r 'EXISTS k' 2>&1 | tail -1; done
 kill $pid; wait $pid 2>/dev/null
-timeout 120 $B/gatehouse serve --data-dir /tmp/gh-yard --listen 127.0.0.1:7431 --admin-key $KEY --fsync always --log-level warning >/dev/null 2>&1 &
+timeout 120 $B/gatehouse serve --data-dir /tmp/gh-yard --listen 127.0.0.1:7431 --http off --admin-key $KEY --fsync always --log-level warning >/dev/null 2>&1 &
 pid=$!; sleep 1
 OUT=$($B/gatehouse call --connect 127.0.0.1:7431 --key $KEY '{"op":"project.create","project":"yard"}')
 PUBLIC=$(echo "$OUT" | python3 -c 'import sys,json; print(json.loads(sys.stdin.readline())["keys"]["public"])')
