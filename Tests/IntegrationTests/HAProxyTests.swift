@@ -86,11 +86,10 @@ private struct ProxiedServer {
 private func withProxiedServer(serverArguments: [String] = [], _ body: (ProxiedServer) async throws -> Void) async throws {
     try await withTemporaryDirectory(prefix: "gatehouse-haproxy") { directory in
         let pem = try await makeCertificate(in: directory)
-        let server = try await ServerProcess.start(dataDirectory: directory.appending("data"),
-                                                   extraArguments: ["--http=127.0.0.1:0"] + serverArguments)
+        let server = try await ServerProcess.start(dataDirectory: directory.appending("data"), extraArguments: serverArguments)
         var haproxy: ChildProcess?
         do {
-            let http = try #require(httpAddress(in: server.banner), "no `http on` line in \(server.banner)")
+            let http = try #require(server.httpAddress, "no `http on` line in \(server.banner)")
             let ports = try await offThePool { try freePorts(2) }
             let shipped = try await offThePool { try String(contentsOfFile: shippedConfiguration, encoding: .utf8) }
             let configuration = try proxyConfiguration(from: shipped, https: ports[0], line: ports[1],
@@ -175,14 +174,6 @@ private func makeCertificate(in directory: TemporaryDirectory) async throws -> (
         try pem.write(toFile: combined, atomically: false, encoding: .utf8)
     }
     return (certificate, combined)
-}
-
-/// The address of the banner's `http on HOST:PORT` line.
-private func httpAddress(in banner: String) -> HostPort? {
-    guard let line = banner.split(separator: "\n").first(where: { $0.hasPrefix("http on ") }),
-        let text = line.dropFirst("http on ".count).split(separator: " ").first
-    else { return nil }
-    return HostPort(parsing: String(text))
 }
 
 /// Ports nothing listens on now: bound to port 0 and closed again. HAProxy cannot report a
