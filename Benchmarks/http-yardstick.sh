@@ -5,6 +5,7 @@
 # nginx runs one worker process: Gatehouse answers on one event-loop thread by default
 # (--io-threads 1), so each side has one core to answer with and wrk has the other.
 # Run from the repository: it builds release first, unless B points at a built binary's directory.
+# Needs Debian's wrk and nginx (apt-get install wrk nginx); nginx runs from a temporary config.
 # Everything listens on 127.0.0.1 and runs under `timeout`; both servers are stopped by pid.
 set -u
 if [ -z "${B:-}" ]; then swift build -c release >/dev/null || exit 1; B=.build/release; fi
