@@ -23,12 +23,13 @@ struct AppStoreFixture {
     /// Runs `body` on a fresh server trusting a new chain, with the project configured.
     static func run(
         environment: String = "sandbox", gracePeriodMs: Int64 = 0, restore: String = "transfer",
-        _ body: (AppStoreFixture) async throws -> Void
+        configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (AppStoreFixture) async throws -> Void
     ) async throws {
         let chain = try AppStoreTestChain()
         try await withTestServer({
             $0.testClock = true
             $0.appStoreRootCertificates = [chain.rootDER]
+            configure(&$0)
         }) { server in
             let f = try await StoreFixture.make(server)
             try await f.putConfig(config(environment: environment, gracePeriodMs: gracePeriodMs, restore: restore))

@@ -7,12 +7,17 @@ import Testing
 /// A full disk stops writes before they change anything; reads go on (DESIGN.md, "Durability
 /// and recovery"). The disk is a `FaultyFileSystem` that reports little free space.
 @Suite struct DiskFull {
-    @Test func writesAreReadOnlyAndChangeNothingReadsWorkAndWritesResumeWithSpace() async throws {
+    /// A server on a disk whose free space the test sets (`reportedFreeBytes`), with a 1 MiB reserve.
+    static func run(_ body: (FaultyFileSystem, TestServer) async throws -> Void) async throws {
         let disk = FaultyFileSystem()
         try await withTestServer({
             $0.fileSystem = disk
             $0.diskReserveBytes = 1 << 20
-        }) { server in
+        }) { server in try await body(disk, server) }
+    }
+
+    @Test func writesAreReadOnlyAndChangeNothingReadsWorkAndWritesResumeWithSpace() async throws {
+        try await Self.run { disk, server in
             let keys = try await server.createProject("acme")
             let backend = try server.connect()
             try await backend.hello(keys.secretKey)

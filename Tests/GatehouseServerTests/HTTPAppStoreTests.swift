@@ -135,20 +135,12 @@ import Testing
     }
 
     @Test func the200WaitsForTheChangeToBeDurable() async throws {
-        let chain = try AppStoreTestChain()
         let disk = FaultyFileSystem()
-        try await withTestServer({
-            $0.testClock = true
-            $0.appStoreRootCertificates = [chain.rootDER]
-            $0.fileSystem = disk
-        }) { server in
+        try await A.run(configure: { $0.fileSystem = disk }) { a in
             defer { disk.releaseSyncs() }
-            let f = try await StoreFixture.make(server)
-            try await f.putConfig(A.config())
-            let a = A(f: f, chain: chain)
-            let owner = try await f.create()
+            let owner = try await a.f.create()
             disk.holdSyncs()
-            let client = try HTTPListener.connect(server)
+            let client = try HTTPListener.connect(a.server)
             let body = JSONWriter.serialize(.object(["signedPayload": .string(Self.subscribed(a, token: owner.token))]))
             try await client.send("POST", "/v1/stores/app-store/acme", body: body)
             try await AnswerDurability.eventually("the change waits for its sync") { disk.syncsWaiting > 0 }
@@ -160,26 +152,20 @@ import Testing
     }
 
     @Test func whileReadOnlyA503SaysWhenToRetryAndNothingChanges() async throws {
-        let chain = try AppStoreTestChain()
         let disk = FaultyFileSystem()
-        try await withTestServer({
-            $0.testClock = true
-            $0.appStoreRootCertificates = [chain.rootDER]
+        try await A.run(configure: {
             $0.fileSystem = disk
             $0.diskReserveBytes = 1 << 20
-        }) { server in
-            let f = try await StoreFixture.make(server)
-            try await f.putConfig(A.config())
-            let a = A(f: f, chain: chain)
-            let owner = try await f.create()
+        }) { a in
+            let owner = try await a.f.create()
             disk.reportedFreeBytes = 1000
-            #expect(try await DiskFull.waitFor(f.admin, readOnly: true))
+            #expect(try await DiskFull.waitFor(a.f.admin, readOnly: true))
             let refused = try await Self.post(a, Self.subscribed(a, token: owner.token))
             #expect(refused.status == 503)
             #expect(refused.response.headers["Retry-After"] == "30")
             #expect(refused.body.object("error")?.string("code") == "read_only")
             disk.reportedFreeBytes = nil
-            #expect(try await DiskFull.waitFor(f.admin, readOnly: false))
+            #expect(try await DiskFull.waitFor(a.f.admin, readOnly: false))
             #expect(try await a.eventTypes(after: 0) == [])
             #expect(try await Self.post(a, Self.subscribed(a, token: owner.token)).body == ["applied": true], "Apple's retry applies")
         }

@@ -281,11 +281,7 @@ import Testing
     }
 
     @Test func readyzIsReadyThenReadOnlyWhileTheDiskIsFull() async throws {
-        let disk = FaultyFileSystem()
-        try await withTestServer({
-            $0.fileSystem = disk
-            $0.diskReserveBytes = 1 << 20
-        }) { server in
+        try await DiskFull.run { disk, server in
             let client = try Self.connect(server)
             let ready = try await client.request("GET", "/readyz")
             #expect(ready.status == 200)

@@ -105,11 +105,7 @@ import Testing
     }
 
     @Test func whileReadOnlyWritesAre503WithRetryAfterAndReadsWork() async throws {
-        let disk = FaultyFileSystem()
-        try await withTestServer({
-            $0.fileSystem = disk
-            $0.diskReserveBytes = 1 << 20
-        }) { server in
+        try await DiskFull.run { disk, server in
             let keys = try await server.createProject("acme")
             let client = try HTTPListener.connect(server)
             disk.reportedFreeBytes = 1000

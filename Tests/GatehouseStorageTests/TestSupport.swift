@@ -97,17 +97,6 @@ func appendTestRecords(_ log: WriteAheadLog, _ lsns: ClosedRange<LSN>) throws ->
     return last
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return condition()
-}
-
 /// Segment files in a directory of a FaultyFileSystem, oldest first.
 func segmentNames(_ fileSystem: FaultyFileSystem, _ directory: String = walDirectory) -> [String] {
     fileSystem.names(in: directory).filter { $0.hasSuffix(".wal") }.sorted()
