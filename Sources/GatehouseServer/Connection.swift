@@ -15,6 +15,11 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     let loop: EventLoop
     let session: Session
     private let core: ServerCore
+    /// Where this connection counts its answers, on its loop (``RequestMeter``).
+    private let meter: RequestMeter.Shard
+    /// The answers made inline during one `processLines`, counted together at its end with one
+    /// reading of the clock.
+    private var inlineTallies: [RequestTally] = []
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (Connection) -> Void = { _ in }
     /// Called on the loop thread when the server's buffered bytes pass their budget after this
@@ -56,8 +61,9 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     /// What this connection counts in the server's buffered bytes (``ServerCore/bufferedBytes``).
     var bufferedBytes: Int { share.bytes }
 
-    init(id: UInt64, socket: Socket, loop: EventLoop, laneBatch: LaneBatch, core: ServerCore) {
+    init(id: UInt64, socket: Socket, loop: EventLoop, laneBatch: LaneBatch, meter: RequestMeter.Shard, core: ServerCore) {
         self.id = id
+        self.meter = meter
         self.socket = socket
         self.loop = loop
         self.laneBatch = laneBatch
@@ -169,8 +175,10 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     }
 
     private func processLines() {
-        // The lines of one read arrived together: their latency counts from one reading of the clock.
+        // The lines of one read arrived together: their latency counts from one reading of the
+        // clock, and the answers made here until one more.
         let receivedAt = EventLoop.monotonicNanoseconds()
+        defer { countInlineAnswers(since: receivedAt) }
         while !isClosed, canTakeMoreRequests {
             switch framer.next() {
             case .needMoreData:
@@ -178,7 +186,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
             case .lineTooLong:
                 let limit = framer.maxLineBytes
                 let error = GatehouseError(.lineTooLong, "a request line may be at most \(limit) bytes", details: [.limit(limit)])
-                answer(Answer.failure(id: .null, error), .other(.lineTooLong), receivedAt: receivedAt)
+                answer(Answer.failure(id: .null, error), .other(.lineTooLong))
                 readingDone = true
                 return
             case .line(let range):
@@ -200,7 +208,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
                 if !hasSaidHello { noteHello() }
                 switch outcome {
                 case .answer(let bytes, let tally):
-                    answer(bytes, tally, receivedAt: receivedAt)
+                    answer(bytes, tally)
                 case .deferred(let request, let operation):
                     let slot = answers.reserve()
                     if heldHead < held.count || !dispatch(request, operation, slot: slot, receivedAt: receivedAt) {
@@ -209,6 +217,13 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    private func countInlineAnswers(since receivedAt: UInt64) {
+        guard !inlineTallies.isEmpty else { return }
+        let elapsed = EventLoop.monotonicNanoseconds() &- receivedAt
+        for tally in inlineTallies { meter.record(.line, tally, elapsed: elapsed) }
+        inlineTallies.removeAll(keepingCapacity: true)
     }
 
     /// Once a `hello` has succeeded (inline, or on the inbox), the connection gets the server's
@@ -242,7 +257,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
         }
         switch core.route(request, operation, session: session) {
         case .answer(let bytes, let code):
-            core.meter.record(.line, RequestTally(op: operation.number, code: code), since: receivedAt)
+            meter.record(.line, RequestTally(op: operation.number, code: code), since: receivedAt)
             answers.fill(slot, with: bytes)
             answers.drainReady(into: &output.bytes)
         case .lane(let lane, let principal, let step):
@@ -271,7 +286,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
         inbox.submit(request, session: session) { [self] outcome in
             loop.execute {
                 self.inboxInFlight -= 1
-                self.core.meter.record(.line, RequestTally(op: op, code: outcome.code), since: receivedAt)
+                self.meter.record(.line, RequestTally(op: op, code: outcome.code), since: receivedAt)
                 self.complete(slot, with: outcome.answer)
             }
         }
@@ -290,10 +305,10 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
 
     /// A project step's outcome arrives (on the loop's thread). `writingNow`: the answers ready
     /// are written at once rather than at the end of the turn.
-    func finish(_ outcome: LaneOutcome, writingNow: Bool) {
+    func finish(_ outcome: LaneOutcome, writingNow: Bool, now: UInt64) {
         laneInFlight -= 1
         if laneInFlight == 0 { laneInUse = nil }
-        core.meter.record(.line, outcome.tally, since: outcome.receivedAt)
+        meter.record(.line, outcome.tally, elapsed: now &- outcome.receivedAt)
         complete(outcome.slot) { out in
             switch outcome.result {
             case .success(let reply): Answer.appendSuccess(id: outcome.requestID, reply.result, to: &out)
@@ -303,8 +318,8 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
         if writingNow { flush() }
     }
 
-    private func answer(_ bytes: [UInt8], _ tally: RequestTally, receivedAt: UInt64) {
-        core.meter.record(.line, tally, since: receivedAt)
+    private func answer(_ bytes: [UInt8], _ tally: RequestTally) {
+        inlineTallies.append(tally)
         if answers.isEmpty {
             output.bytes.append(contentsOf: bytes)
         } else {

@@ -144,10 +144,12 @@ final class ProjectLane: Sendable {
 
     /// On the connections' loop.
     private static func finish(_ outcomes: [LaneOutcome]) {
+        // The answers of a round arrive together: one reading of the clock times them all.
+        let now = EventLoop.monotonicNanoseconds()
         for index in outcomes.indices {
             let connection = outcomes[index].connection
             let endsRun = index == outcomes.count - 1 || outcomes[index + 1].connection !== connection
-            connection.finish(outcomes[index], writingNow: endsRun)
+            connection.finish(outcomes[index], writingNow: endsRun, now: now)
         }
     }
 }

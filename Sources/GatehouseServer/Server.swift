@@ -88,7 +88,7 @@ public final class Server: Sendable {
         var loops: [ServerLoop] = []
         do {
             for index in 0..<max(1, configuration.ioThreads) {
-                loops.append(ServerLoop(loop: try EventLoop(name: "io-\(index)"), core: core))
+                loops.append(ServerLoop(loop: try EventLoop(name: "io-\(index)"), index: index, core: core))
             }
         } catch {
             for (listener, _) in listeners { listener.close() }

@@ -13,7 +13,7 @@ final class ServerCore: Sendable {
     let manualClock: ManualServerClock?
     let stats: ServerStats
     /// Requests answered, by transport, op and outcome, and how long they took (`/metrics`).
-    let meter = RequestMeter()
+    let meter: RequestMeter
     let logger: Logger
     let operations: [String: Operation]
     /// Verifies App Store signed data against the configured roots; built once, shared by every
@@ -35,6 +35,7 @@ final class ServerCore: Sendable {
         self.appStoreVerifier = appStoreVerifier
         self.engine = engine
         self.manualClock = manualClock
+        self.meter = RequestMeter(loops: configuration.ioThreads)
         self.stats = ServerStats(startedNanoseconds: EventLoop.monotonicNanoseconds())
         self.lanes = ProjectLanes(log: engine.log, stats: stats)
         self.logger = logger

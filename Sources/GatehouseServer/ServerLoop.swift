@@ -65,14 +65,17 @@ final class ServerLoop: @unchecked Sendable {
     private let laneBatch: LaneBatch
     /// What this loop's HTTP connections share: the date of this second, request ids.
     private let httpFront: HTTPFront
+    /// Where this loop's connections count their answers (this loop is its only writer).
+    private let meter: RequestMeter.Shard
     private var connections: [UInt64: any ServedConnection] = [:]
     private var shuttingDown = false
 
-    init(loop: EventLoop, core: ServerCore) {
+    init(loop: EventLoop, index: Int, core: ServerCore) {
         self.loop = loop
         self.core = core
         self.laneBatch = LaneBatch(loop: loop)
         self.httpFront = HTTPFront()
+        self.meter = core.meter.shard(index)
     }
 
     /// Starts the loop's housekeeping: idle and lingering connections, those that did not say
@@ -112,12 +115,12 @@ final class ServerLoop: @unchecked Sendable {
         }
         switch kind {
         case .line:
-            let connection = Connection(id: id, socket: socket, loop: loop, laneBatch: laneBatch, core: core)
+            let connection = Connection(id: id, socket: socket, loop: loop, laneBatch: laneBatch, meter: meter, core: core)
             connection.onClose = { [self] closed in forget(closed) }
             connection.onOverBudget = { [self] in shedBufferedBytes() }
             start(connection)
         case .http:
-            let connection = HTTPConnection(id: id, socket: socket, loop: loop, front: httpFront, core: core)
+            let connection = HTTPConnection(id: id, socket: socket, loop: loop, front: httpFront, meter: meter, core: core)
             core.stats.httpConnectionsChanged(by: 1)
             connection.onClose = { [self] closed in
                 core.stats.httpConnectionsChanged(by: -1)

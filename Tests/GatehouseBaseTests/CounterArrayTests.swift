@@ -25,6 +25,34 @@ import Testing
         #expect(counters.value(0) == 80_000)
         #expect(counters.value(1) == 20_000 * (1 + 2 + 3 + 4))
     }
+
+    @Test func anOwnerAddsWithoutLosingAnyWhileOthersRead() async {
+        let counters = CounterArray(count: 1)
+        let histograms = HistogramArray(count: 1, bounds: [0.001, 1])
+        await onThreads(2) { thread in
+            for _ in 0..<20_000 {
+                if thread == 0 {
+                    counters.addOwned(0)
+                    histograms.observeOwned(0, nanoseconds: 2_000_000)
+                } else {
+                    // A reader never sees a torn or shrinking value.
+                    _ = counters.value(0)
+                    _ = histograms.snapshot(0)
+                }
+            }
+        }
+        #expect(counters.value(0) == 20_000)
+        let snapshot = histograms.snapshot(0)
+        #expect(snapshot.count == 20_000)
+        #expect(snapshot.cumulativeCounts == [0, 20_000])
+        #expect(snapshot.sumSeconds == 40)
+    }
+
+    @Test func theShardsOfOneSeriesAddUp() {
+        let a = HistogramSnapshot(bounds: [1, 2], cumulativeCounts: [1, 3], count: 4, sumSeconds: 5)
+        let b = HistogramSnapshot(bounds: [1, 2], cumulativeCounts: [0, 2], count: 2, sumSeconds: 1.5)
+        #expect(a.adding(b) == HistogramSnapshot(bounds: [1, 2], cumulativeCounts: [1, 5], count: 6, sumSeconds: 6.5))
+    }
 }
 
 /// Runs `body` on `count` threads of their own at once (never on the concurrency pool) and

@@ -105,6 +105,27 @@ import Testing
         }
     }
 
+    @Test func everyLoopsCountsAreAddedUp() async throws {
+        // Each loop counts its own connections' answers; a scrape shows their sum.
+        try await withTestServer({ $0.ioThreads = 2 }) { server in
+            let keys = try await server.createProject("acme")
+            let before = try await Self.scrape(server)
+            let pings = ["transport": "line", "op": "ping", "code": "ok"]
+            var clients: [TestClient] = []
+            for _ in 0..<4 {
+                let client = try server.connect()
+                try await client.hello(keys.publicKey)
+                for _ in 0..<5 { #expect(try await client.call("ping").isSuccess) }
+                clients.append(client)
+            }
+            let after = try await Self.scrape(server)
+            let counted = (after.value("gatehouse_requests", "gatehouse_requests_total", pings) ?? 0)
+                - (before.value("gatehouse_requests", "gatehouse_requests_total", pings) ?? 0)
+            #expect(counted == 20)
+            for client in clients { await client.close() }
+        }
+    }
+
     @Test func noLabelCarriesAKeyOrAnID() async throws {
         try await withTestServer { server in
             let keys = try await server.createProject("acme")

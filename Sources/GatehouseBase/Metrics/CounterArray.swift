@@ -25,6 +25,13 @@ public final class CounterArray: @unchecked Sendable {
         cgh_atomic_add_u64(cells + index, amount)
     }
 
+    /// ``add(_:_:)`` for an array only one thread ever adds to (its owner; readers may be any):
+    /// no locked instruction.
+    public func addOwned(_ index: Int, _ amount: UInt64 = 1) {
+        precondition(index >= 0 && index < count, "counter \(index) of \(count)")
+        cgh_owned_add_u64(cells + index, amount)
+    }
+
     public func value(_ index: Int) -> UInt64 {
         precondition(index >= 0 && index < count, "counter \(index) of \(count)")
         return cgh_atomic_load_u64(cells + index)

@@ -22,6 +22,12 @@ public final class HistogramArray: @unchecked Sendable {
         layout.observe(nanoseconds, in: histogram(index))
     }
 
+    /// ``observe(_:nanoseconds:)`` for an array only one thread ever observes into (its owner;
+    /// readers may be any): no locked instruction.
+    public func observeOwned(_ index: Int, nanoseconds: UInt64) {
+        layout.observe(nanoseconds, in: histogram(index), owned: true)
+    }
+
     public func snapshot(_ index: Int) -> HistogramSnapshot {
         layout.snapshot(of: histogram(index))
     }

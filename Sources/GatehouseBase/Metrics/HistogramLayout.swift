@@ -26,9 +26,16 @@ struct HistogramLayout: Sendable {
     /// The sum, a cell per bound, and the one past the last bound.
     var cellsPerHistogram: Int { limits.count + 2 }
 
-    func observe(_ nanoseconds: UInt64, in cells: UnsafeMutablePointer<UInt64>) {
-        cgh_atomic_add_u64(cells, nanoseconds)
-        cgh_atomic_add_u64(cells + 1 + bucket(of: nanoseconds), 1)
+    /// `owned`: only this thread ever writes the cells (see `cgh_owned_add_u64`).
+    func observe(_ nanoseconds: UInt64, in cells: UnsafeMutablePointer<UInt64>, owned: Bool = false) {
+        let bucket = cells + 1 + bucket(of: nanoseconds)
+        if owned {
+            cgh_owned_add_u64(cells, nanoseconds)
+            cgh_owned_add_u64(bucket, 1)
+        } else {
+            cgh_atomic_add_u64(cells, nanoseconds)
+            cgh_atomic_add_u64(bucket, 1)
+        }
     }
 
     /// The first bound `nanoseconds` does not exceed, or `limits.count` when it exceeds them all.

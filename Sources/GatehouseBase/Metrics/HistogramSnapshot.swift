@@ -16,3 +16,14 @@ public struct HistogramSnapshot: Sendable, Equatable {
         self.sumSeconds = sumSeconds
     }
 }
+
+extension HistogramSnapshot {
+    /// The two together, as one histogram (the shards of one series, each owned by a thread).
+    public func adding(_ other: HistogramSnapshot) -> HistogramSnapshot {
+        precondition(bounds == other.bounds, "histograms with different bounds do not add up")
+        return HistogramSnapshot(
+            bounds: bounds, cumulativeCounts: zip(cumulativeCounts, other.cumulativeCounts).map { $0 &+ $1 },
+            count: count &+ other.count, sumSeconds: sumSeconds + other.sumSeconds
+        )
+    }
+}

@@ -19,6 +19,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
     let loop: EventLoop
     private let core: ServerCore
     private let front: HTTPFront
+    private let meter: RequestMeter.Shard
     private let inbox: ConnectionInbox
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (HTTPConnection) -> Void = { _ in }
@@ -58,8 +59,9 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
     /// The interim answer to `Expect: 100-continue`: send the body now.
     private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    init(id: UInt64, socket: Socket, loop: EventLoop, front: HTTPFront, core: ServerCore) {
+    init(id: UInt64, socket: Socket, loop: EventLoop, front: HTTPFront, meter: RequestMeter.Shard, core: ServerCore) {
         self.id = id
+        self.meter = meter
         self.socket = socket
         self.loop = loop
         self.front = front
@@ -255,7 +257,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
             readingDone = true
             answeringDone = true
         }
-        core.meter.record(.http, tally, since: exchange.receivedAt)
+        meter.record(.http, tally, since: exchange.receivedAt)
         lastActivity = core.nowNanoseconds
     }
 

@@ -17,32 +17,47 @@ enum Transport: Int, CaseIterable, Sendable {
 
 /// Counts every answered request by transport, op and outcome, and times it from the read of
 /// its bytes to its answer being queued for the socket (`gatehouse_requests_total`,
-/// `gatehouse_request_duration_seconds`). Recorded on the loop threads, where answers go out;
-/// read by a scrape without a lock.
+/// `gatehouse_request_duration_seconds`).
+///
+/// One ``Shard`` per event loop: answers are counted on the loop that writes them, the shard's
+/// only writer, so counting is a plain store (no locked instruction, no cache line shared with
+/// the other loops); a scrape adds the shards up.
 final class RequestMeter: Sendable {
     /// Ops in the table plus "other".
-    private static let opCount = Operations.all.count + 1
+    fileprivate static let opCount = Operations.all.count + 1
     /// "ok", then every error code.
-    private static let codes: [ErrorCode?] = [nil] + ErrorCode.allCases.map { $0 }
-    private static let codeIndex: [ErrorCode: Int] = Dictionary(
+    fileprivate static let codes: [ErrorCode?] = [nil] + ErrorCode.allCases.map { $0 }
+    fileprivate static let codeIndex: [ErrorCode: Int] = Dictionary(
         uniqueKeysWithValues: ErrorCode.allCases.enumerated().map { ($0.element, $0.offset + 1) }
     )
+    fileprivate static let seriesCount = Transport.allCases.count * opCount
 
-    private let counts = CounterArray(count: Transport.allCases.count * opCount * codes.count)
-    private let durations = HistogramArray(count: Transport.allCases.count * opCount, bounds: DurationHistogram.requestBounds)
+    private let shards: [Shard]
 
-    func record(_ transport: Transport, _ tally: RequestTally, since receivedAt: UInt64) {
-        let elapsed = EventLoop.monotonicNanoseconds() &- receivedAt
-        let series = transport.rawValue * Self.opCount + min(tally.op, Self.opCount - 1)
-        let code = tally.code.map { Self.codeIndex[$0] ?? 0 } ?? 0
-        counts.add(series * Self.codes.count + code)
-        durations.observe(series, nanoseconds: elapsed)
+    init(loops: Int) {
+        shards = (0..<max(loops, 1)).map { _ in Shard() }
     }
 
-    /// The count of one series (tests read it through `/metrics`; this is for the server's own).
-    func count(_ transport: Transport, op: Int, code: ErrorCode?) -> UInt64 {
-        let code = code.map { Self.codeIndex[$0] ?? 0 } ?? 0
-        return counts.value((transport.rawValue * Self.opCount + op) * Self.codes.count + code)
+    /// The shard of the loop numbered `loop`, for that loop's thread alone.
+    func shard(_ loop: Int) -> Shard { shards[loop % shards.count] }
+
+    /// One loop's counts. Written only on its loop's thread.
+    final class Shard: Sendable {
+        fileprivate let counts = CounterArray(count: seriesCount * codes.count)
+        fileprivate let durations = HistogramArray(count: seriesCount, bounds: DurationHistogram.requestBounds)
+
+        /// Counts an answer that took `elapsed` nanoseconds since its bytes were read.
+        func record(_ transport: Transport, _ tally: RequestTally, elapsed: UInt64) {
+            let series = transport.rawValue * RequestMeter.opCount + min(tally.op, RequestMeter.opCount - 1)
+            let code = tally.code.map { RequestMeter.codeIndex[$0] ?? 0 } ?? 0
+            counts.addOwned(series * RequestMeter.codes.count + code)
+            durations.observeOwned(series, nanoseconds: elapsed)
+        }
+
+        /// ``record(_:_:elapsed:)`` timed from `receivedAt` to now.
+        func record(_ transport: Transport, _ tally: RequestTally, since receivedAt: UInt64) {
+            record(transport, tally, elapsed: EventLoop.monotonicNanoseconds() &- receivedAt)
+        }
     }
 
     /// Writes both families; series never seen are left out.
@@ -52,11 +67,12 @@ final class RequestMeter: Sendable {
         for transport in Transport.allCases {
             for op in 0..<Self.opCount {
                 let series = transport.rawValue * Self.opCount + op
-                guard durations.hasObservations(series) else { continue }
+                let seen = shards.filter { $0.durations.hasObservations(series) }
+                guard let first = seen.first else { continue }
                 let labels: PrometheusText.Labels = [("transport", transport.label), ("op", Self.opName(op))]
-                histograms.append((labels, durations.snapshot(series)))
+                histograms.append((labels, seen.dropFirst().reduce(first.durations.snapshot(series)) { $0.adding($1.durations.snapshot(series)) }))
                 for (index, code) in Self.codes.enumerated() {
-                    let value = counts.value(series * Self.codes.count + index)
+                    let value = seen.reduce(UInt64(0)) { $0 &+ $1.counts.value(series * Self.codes.count + index) }
                     guard value > 0 else { continue }
                     totals.append((labels + [("code", code?.rawValue ?? "ok")], Double(value)))
                 }
