@@ -81,10 +81,6 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
         pushTarget.connection = self
     }
 
-    /// Room asked of the framer for each read: enough for many pipelined requests, small enough
-    /// that ten thousand mostly idle connections do not pin much memory.
-    private static let readBytes = 8 * 1024
-
     func start() throws(SystemError) {
         interest = .readable
         try loop.register(socket.descriptor, interest: interest, handler: self)
@@ -129,40 +125,25 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
         var budget = 4
         while !isClosed, !readingDone, canTakeMoreRequests, budget > 0 {
             budget -= 1
-            let result: IOResult<Int>
-            var offered = 0
-            do {
-                var outcome: IOResult<Int> = .wouldBlock
-                _ = try framer.withUnsafeWritableTail(minimumCapacity: Self.readBytes) { buffer throws(SystemError) in
-                    offered = buffer.count
-                    outcome = try socket.read(into: buffer)
-                    if case .processed(let count) = outcome { return count }
-                    return 0
-                }
-                result = outcome
-            } catch {
+            switch ConnectionRead.once(from: socket, into: { room, body in _ = framer.withUnsafeWritableTail(minimumCapacity: room, body) }) {
+            case .failed(let error):
                 core.logger.debug("conn.read_failed", metadata: ["conn": "\(id)", "error": "\(error)"])
                 close()
                 return
-            }
-            switch result {
             case .wouldBlock:
                 return
-            case .processed(0):
+            case .endOfFile:
                 readingDone = true
                 peerFinished = true
                 processLines()
                 return
-            case .processed(let count):
+            case .bytes(let drained):
                 // Bytes before a `hello` are not activity: a client that trickles them is still
                 // closed by its deadline.
                 if hasSaidHello { lastActivityNanoseconds = core.nowNanoseconds }
                 processLines()
                 if !isClosed, accountBuffered() { onOverBudget() }
-                // A read that did not fill the room offered has drained the socket: epoll is
-                // level-triggered and says so again if more arrives, so asking once more would
-                // only cost a read that answers EAGAIN (one syscall a request at pipeline 1).
-                if count < offered { return }
+                if drained { return }
             }
         }
     }

@@ -81,3 +81,43 @@ struct BufferedShare {
         return core.accountBuffered(delta) && delta > 0
     }
 }
+
+/// What one read(2) of a connection's socket brought.
+enum ConnectionRead {
+    case wouldBlock
+    case endOfFile
+    /// `drained`: the read did not fill the room it was offered, so the socket has nothing more
+    /// now (epoll, level-triggered, reports it again when more arrives: asking once more would
+    /// only cost a read that answers EAGAIN, one syscall a request at pipeline 1).
+    case bytes(drained: Bool)
+    case failed(SystemError)
+
+    /// Room asked of the buffer for each read: enough for many pipelined requests, small enough
+    /// that ten thousand mostly idle connections do not pin much memory.
+    static let roomBytes = 8 * 1024
+
+    /// Reads once from `socket` straight into a buffer's free tail: `fill` ensures at least the
+    /// room it is given, calls its body with the tail, and keeps the bytes the body says it
+    /// wrote (`LineFramer` and `HTTPRequestParser` both work this way).
+    static func once(from socket: Socket, into fill: (Int, (UnsafeMutableRawBufferPointer) -> Int) -> Void) -> ConnectionRead {
+        var outcome = ConnectionRead.wouldBlock
+        fill(roomBytes) { buffer in
+            do throws(SystemError) {
+                switch try socket.read(into: buffer) {
+                case .wouldBlock:
+                    return 0
+                case .processed(0):
+                    outcome = .endOfFile
+                    return 0
+                case .processed(let count):
+                    outcome = .bytes(drained: count < buffer.count)
+                    return count
+                }
+            } catch {
+                outcome = .failed(error)
+                return 0
+            }
+        }
+        return outcome
+    }
+}

@@ -55,7 +55,6 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
         let receivedAt: UInt64
     }
 
-    private static let readBytes = 8 * 1024
     /// The interim answer to `Expect: 100-continue`: send the body now.
     private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
@@ -114,33 +113,21 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
         var budget = 4
         while !isClosed, !readingDone, canRead, budget > 0 {
             budget -= 1
-            var offered = 0
-            let result: IOResult<Int>
-            do {
-                var outcome: IOResult<Int> = .wouldBlock
-                _ = try parser.withUnsafeWritableTail(minimumCapacity: Self.readBytes) { buffer throws(SystemError) in
-                    offered = buffer.count
-                    outcome = try socket.read(into: buffer)
-                    if case .processed(let count) = outcome { return count }
-                    return 0
-                }
-                result = outcome
-            } catch {
+            switch ConnectionRead.once(from: socket, into: { room, body in _ = parser.withUnsafeWritableTail(minimumCapacity: room, body) }) {
+            case .failed(let error):
                 core.logger.debug("http.read_failed", metadata: ["conn": "\(id)", "error": "\(error)"])
                 close()
                 return
-            }
-            switch result {
             case .wouldBlock:
                 return
-            case .processed(0):
+            case .endOfFile:
                 readingDone = true
                 peerFinished = true
                 return
-            case .processed(let count):
+            case .bytes(let drained):
                 lastActivity = core.nowNanoseconds
                 if accountBuffered() { onOverBudget() }
-                if isClosed || count < offered { return }
+                if isClosed || drained { return }
             }
         }
     }
