@@ -18,8 +18,8 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     /// Where this connection counts its answers, on its loop (``RequestMeter``).
     private let meter: RequestMeter.Shard
     /// The answers made inline during one `processLines`, counted together at its end with one
-    /// reading of the clock.
-    private var inlineTallies: [RequestTally] = []
+    /// reading of the clock: runs of the same op and outcome (a pipelined batch of `sync`s is one).
+    private var inlineTallies: [(tally: RequestTally, times: UInt64)] = []
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (Connection) -> Void = { _ in }
     /// Called on the loop thread when the server's buffered bytes pass their budget after this
@@ -203,7 +203,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     private func countInlineAnswers(since receivedAt: UInt64) {
         guard !inlineTallies.isEmpty else { return }
         let elapsed = EventLoop.monotonicNanoseconds() &- receivedAt
-        for tally in inlineTallies { meter.record(.line, tally, elapsed: elapsed) }
+        for run in inlineTallies { meter.record(.line, run.tally, elapsed: elapsed, times: run.times) }
         inlineTallies.removeAll(keepingCapacity: true)
     }
 
@@ -300,7 +300,11 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     }
 
     private func answer(_ bytes: [UInt8], _ tally: RequestTally) {
-        inlineTallies.append(tally)
+        if let last = inlineTallies.indices.last, inlineTallies[last].tally == tally {
+            inlineTallies[last].times += 1
+        } else {
+            inlineTallies.append((tally, 1))
+        }
         if answers.isEmpty {
             output.bytes.append(contentsOf: bytes)
         } else {

@@ -48,6 +48,16 @@ import Testing
         #expect(snapshot.sumSeconds == 40)
     }
 
+    @Test func manyObservationsOfOneDurationAtOnceCountAsThatMany() {
+        let histograms = HistogramArray(count: 1, bounds: [0.001, 1])
+        histograms.observeOwned(0, nanoseconds: 2_000_000, times: 16)
+        histograms.observeOwned(0, nanoseconds: 500_000)
+        let snapshot = histograms.snapshot(0)
+        #expect(snapshot.cumulativeCounts == [1, 17])
+        #expect(snapshot.count == 17)
+        #expect(abs(snapshot.sumSeconds - 0.0325) < 1e-12)
+    }
+
     @Test func theShardsOfOneSeriesAddUp() {
         let a = HistogramSnapshot(bounds: [1, 2], cumulativeCounts: [1, 3], count: 4, sumSeconds: 5)
         let b = HistogramSnapshot(bounds: [1, 2], cumulativeCounts: [0, 2], count: 2, sumSeconds: 1.5)

@@ -90,14 +90,17 @@ import Testing
             let pingsBefore = before.value("gatehouse_requests", "gatehouse_requests_total", pings) ?? 0
             let appendsBefore = before.value("gatehouse_wal_appends", "gatehouse_wal_appends_total") ?? 0
             for _ in 0..<3 { #expect(try await line.call("ping").isSuccess) }
+            // Pipelined: the answers of one read are counted together, each of them.
+            try await line.sendRaw(Array(String(repeating: #"{"op":"ping"}"# + "\n", count: 4).utf8))
+            for _ in 0..<4 { #expect(try await line.readAnswer().isSuccess) }
             #expect(try await line.call("profile.create").isSuccess)
             #expect(try await line.call("nope").errorCode == .unknownOp)
 
             let after = try await Self.scrape(server)
-            #expect(after.value("gatehouse_requests", "gatehouse_requests_total", pings) == pingsBefore + 3)
+            #expect(after.value("gatehouse_requests", "gatehouse_requests_total", pings) == pingsBefore + 7)
             #expect(after.value("gatehouse_requests", "gatehouse_requests_total", ["transport": "line", "op": "other", "code": "unknown_op"]) == 1)
             #expect(after.value("gatehouse_request_duration_seconds", "gatehouse_request_duration_seconds_count", ["transport": "line", "op": "ping"])
-                ?? 0 >= 3)
+                ?? 0 >= 7)
             #expect((after.value("gatehouse_wal_appends", "gatehouse_wal_appends_total") ?? 0) > appendsBefore)
             #expect(after.value("gatehouse_profiles") == 1)
             #expect((after.value("gatehouse_requests", "gatehouse_requests_total", ["transport": "http", "op": "other", "code": "ok"]) ?? 0) >= 1,

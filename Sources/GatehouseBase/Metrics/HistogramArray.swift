@@ -24,8 +24,9 @@ public final class HistogramArray: @unchecked Sendable {
 
     /// ``observe(_:nanoseconds:)`` for an array only one thread ever observes into (its owner;
     /// readers may be any): no locked instruction.
-    public func observeOwned(_ index: Int, nanoseconds: UInt64) {
-        layout.observe(nanoseconds, in: histogram(index), owned: true)
+    /// `times` observations of the same duration at once (the answers of one read, timed together).
+    public func observeOwned(_ index: Int, nanoseconds: UInt64, times: UInt64 = 1) {
+        layout.observe(nanoseconds, times: times, in: histogram(index), owned: true)
     }
 
     public func snapshot(_ index: Int) -> HistogramSnapshot {

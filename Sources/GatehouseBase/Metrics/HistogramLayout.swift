@@ -27,14 +27,14 @@ struct HistogramLayout: Sendable {
     var cellsPerHistogram: Int { limits.count + 2 }
 
     /// `owned`: only this thread ever writes the cells (see `cgh_owned_add_u64`).
-    func observe(_ nanoseconds: UInt64, in cells: UnsafeMutablePointer<UInt64>, owned: Bool = false) {
+    func observe(_ nanoseconds: UInt64, times: UInt64 = 1, in cells: UnsafeMutablePointer<UInt64>, owned: Bool = false) {
         let bucket = cells + 1 + bucket(of: nanoseconds)
         if owned {
-            cgh_owned_add_u64(cells, nanoseconds)
-            cgh_owned_add_u64(bucket, 1)
+            cgh_owned_add_u64(cells, nanoseconds &* times)
+            cgh_owned_add_u64(bucket, times)
         } else {
-            cgh_atomic_add_u64(cells, nanoseconds)
-            cgh_atomic_add_u64(bucket, 1)
+            cgh_atomic_add_u64(cells, nanoseconds &* times)
+            cgh_atomic_add_u64(bucket, times)
         }
     }
 

@@ -46,12 +46,12 @@ final class RequestMeter: Sendable {
         fileprivate let counts = CounterArray(count: seriesCount * codes.count)
         fileprivate let durations = HistogramArray(count: seriesCount, bounds: DurationHistogram.requestBounds)
 
-        /// Counts an answer that took `elapsed` nanoseconds since its bytes were read.
-        func record(_ transport: Transport, _ tally: RequestTally, elapsed: UInt64) {
+        /// Counts `times` answers that each took `elapsed` nanoseconds since their bytes were read.
+        func record(_ transport: Transport, _ tally: RequestTally, elapsed: UInt64, times: UInt64 = 1) {
             let series = transport.rawValue * RequestMeter.opCount + min(tally.op, RequestMeter.opCount - 1)
             let code = tally.code.map { RequestMeter.codeIndex[$0] ?? 0 } ?? 0
-            counts.addOwned(series * RequestMeter.codes.count + code)
-            durations.observeOwned(series, nanoseconds: elapsed)
+            counts.addOwned(series * RequestMeter.codes.count + code, times)
+            durations.observeOwned(series, nanoseconds: elapsed, times: times)
         }
 
         /// ``record(_:_:elapsed:)`` timed from `receivedAt` to now.

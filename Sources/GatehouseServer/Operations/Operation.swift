@@ -101,7 +101,7 @@ enum Operations {
 }
 
 /// What a request came to, for the request metrics: its op's number and its error code (`nil`: ok).
-struct RequestTally: Sendable {
+struct RequestTally: Sendable, Equatable {
     let op: Int
     let code: ErrorCode?
 
