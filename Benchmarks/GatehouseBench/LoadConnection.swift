@@ -15,8 +15,8 @@ protocol LoadDriver: AnyObject, Sendable {
 /// flight, and every answer read sends the next request. Answers come back in request order
 /// (PROTOCOL.md; HTTP/1.1 pipelining on the HTTP listener), so the oldest send time in the
 /// ring belongs to the next answer. `Requests` writes them and `Answers` frames what comes
-/// back: a line, or HTTP (``LoadRequestWriter``, ``LoadAnswerReader``); generic rather than dynamic, so the line's hot path
-/// is specialised and pays nothing for HTTP's existence.
+/// back, lines or HTTP (``LoadRequestWriter``, ``LoadAnswerReader``): generic rather than
+/// dynamic, so the line's hot path is specialised and pays nothing for HTTP's existence.
 ///
 /// It runs on a generator ``EventLoop`` (epoll, level-triggered, non-blocking socket), many
 /// connections per thread as lineload does: a thread per connection would spend the shared
