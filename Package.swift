@@ -48,8 +48,8 @@ let package = Package(
         .executableTarget(
             name: "GatehouseBench",
             dependencies: [
-                "GatehouseServer", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseCore", "GatehousePosix",
-                "GatehouseBase",
+                "GatehouseServer", "GatehouseRuntime", "GatehouseStorage", "GatehouseHTTP", "GatehouseWire", "GatehouseCore",
+                "GatehousePosix", "GatehouseBase",
             ],
             path: "Benchmarks/GatehouseBench"
         ),

@@ -21,7 +21,8 @@ enum BenchMode {
 struct LoadOptions: Sendable {
     enum ServerChoice: Sendable {
         case inProcess(InProcessServer.Settings)
-        case running(HostPort, adminKey: String)
+        /// `http`: its HTTP listener (`--http-connect`), which the `http.` ops need.
+        case running(HostPort, http: HostPort?, adminKey: String)
     }
 
     let server: ServerChoice
@@ -181,15 +182,18 @@ enum BenchArguments {
             threads: try integer(parsed, "threads", default: 1, in: 1...64)
         )
         return LoadOptions(
-            server: try serverChoice(parsed), plan: plan,
+            server: try serverChoice(parsed, op: op), plan: plan,
             setupOnly: parsed.flag("setup-only"), json: parsed.flag("json")
         )
     }
 
-    private static func serverChoice(_ parsed: ParsedArguments) throws(BenchFailure) -> LoadOptions.ServerChoice {
+    private static func serverChoice(_ parsed: ParsedArguments, op: BenchOp) throws(BenchFailure) -> LoadOptions.ServerChoice {
         guard let connect = parsed.value("connect") else {
             if parsed.value("key") != nil {
                 throw .usage("--key needs --connect (the in-process server makes its own keys)")
+            }
+            if parsed.value("http-connect") != nil {
+                throw .usage("--http-connect needs --connect (the in-process server's HTTP listener is its own)")
             }
             if parsed.flag("setup-only") {
                 throw .usage("--setup-only needs --connect (an in-process server ends with the process)")
@@ -211,7 +215,22 @@ enum BenchArguments {
         guard let key = parsed.value("key") ?? environment("GATEHOUSE_ADMIN_KEY") else {
             throw .usage("--connect needs the server's admin key: --key KEY or $GATEHOUSE_ADMIN_KEY")
         }
-        return .running(address, adminKey: key)
+        return .running(address, http: try httpAddress(parsed, op: op), adminKey: key)
+    }
+
+    /// `--http-connect`, which an HTTP op needs with `--connect`: the line listener's address
+    /// does not tell where the server's `--http` listens.
+    private static func httpAddress(_ parsed: ParsedArguments, op: BenchOp) throws(BenchFailure) -> HostPort? {
+        guard let text = parsed.value("http-connect") else {
+            if op.transport.isHTTP {
+                throw .usage("--op \(op.name) with --connect needs --http-connect HOST:PORT (the server's --http address)")
+            }
+            return nil
+        }
+        guard let address = HostPort(parsing: text) else {
+            throw .usage("--http-connect must be HOST:PORT, got '\(text)'")
+        }
+        return address
     }
 
     // MARK: Values

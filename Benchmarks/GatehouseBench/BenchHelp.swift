@@ -8,6 +8,7 @@ extension BenchArguments {
         options: [
             .value("connect", placeholder: "HOST:PORT", help: "use a running server instead of one in this process"),
             .value("key", placeholder: "KEY", help: "that server's admin key (default: $GATEHOUSE_ADMIN_KEY)"),
+            .value("http-connect", placeholder: "HOST:PORT", help: "with --connect: that server's HTTP listener (--http), for the http. ops"),
             .value("op", placeholder: "OP", help: "what to measure (default ping; see ops above)"),
             .value("connections", placeholder: "N", help: "connections (default 50, at most 10000)"),
             .value("pipeline", placeholder: "P", help: "requests in flight per connection (default 1, at most 1024)"),
@@ -191,7 +192,8 @@ extension BenchArguments {
         let width = BenchOp.all.map(\.name.count).max() ?? 0
         let ops = BenchOp.all.map { op in
             let name = op.name + String(repeating: " ", count: width - op.name.count)
-            return "  \(name)  [\(op.key.rawValue) key] \(op.about)"
+            let key = op.sendsKey ? "[\(op.key.rawValue) key]" : "[no key]"
+            return "  \(name)  \(key) \(op.about)"
         }
         return """
             Measures a Gatehouse server with a closed loop, like bench/lineload.c: each of N
@@ -207,11 +209,18 @@ extension BenchArguments {
             currency COINS, a default offering, the test store), says hello on every
             connection with the key the op needs, and deletes the project at the end.
 
+            The http. ops run their setup the same way, over the line, then open their
+            connections to the server's HTTP listener instead (the in-process server's own;
+            with --connect, --http-connect HOST:PORT) and pipeline HTTP/1.1 requests there,
+            the key as Authorization: Bearer. An answer with a status of 400 or more is an
+            error.
+
             ops:
             \(ops.joined(separator: "\n"))
 
             Prints one line: requests, requests/s, latency p50 p90 p99 p99.9 max in
-            microseconds, and errors (answers with "ok":false). Answers during the warm-up
+            microseconds, and errors (answers with "ok":false, HTTP statuses of 400 or
+            more). Answers during the warm-up
             are not counted, but an error answer then still fails the run.
 
             other modes:
@@ -225,8 +234,9 @@ extension BenchArguments {
               gatehouse-bench retention [options]      writes/s while the feed, keys and
                                                        histories fill, then full and aging
               gatehouse-bench --smoke                  what CI runs: micro briefly, then
-                                                       ping, config.get, config.put and
-                                                       project.create in-process, 4
+                                                       ping, config.get, config.put,
+                                                       project.create, http.healthz and
+                                                       http.op-sync in-process, 4
                                                        connections x pipeline 4, 1 s each,
                                                        then durability with tiny sizes;
                                                        checks the tool works, asserts no speed

@@ -5,6 +5,8 @@ import GatehouseWire
 /// The server a run talks to, and the operator's key for it.
 struct BenchTarget: Sendable {
     let address: HostPort
+    /// The server's HTTP listener, for the `http.` ops; nil when it is not known.
+    var httpAddress: HostPort?
     let adminKey: String
     /// How the report names the server: `in-process (fsync always)` or its address.
     let label: String

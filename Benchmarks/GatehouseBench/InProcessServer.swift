@@ -46,7 +46,8 @@ struct InProcessServer: Sendable {
         let label = "in-process, fsync \(settings.fsync), \(configuration.ioThreads) io thread(s)"
         return InProcessServer(
             server: server, dataDirectory: directory,
-            target: BenchTarget(address: server.address, adminKey: adminKey, label: label, isThrowaway: true)
+            target: BenchTarget(address: server.address, httpAddress: server.httpAddress, adminKey: adminKey, label: label,
+                                isThrowaway: true)
         )
     }
 

@@ -4,31 +4,43 @@ import GatehousePosix
 import Glibc
 #endif
 
+/// A load connection as the coordinator drives it, whichever its wire.
+protocol LoadDriver: AnyObject, Sendable {
+    var loop: EventLoop { get }
+    func start()
+    func finish()
+}
+
 /// One connection's closed loop, as in `bench/lineload.c`: `pipeline` requests are kept in
 /// flight, and every answer read sends the next request. Answers come back in request order
-/// (PROTOCOL.md), so the oldest send time in the ring belongs to the next answer.
+/// (PROTOCOL.md; HTTP/1.1 pipelining on the HTTP listener), so the oldest send time in the
+/// ring belongs to the next answer. `Requests` writes them and `Answers` frames what comes
+/// back, lines or HTTP (``LoadRequestWriter``, ``LoadAnswerReader``): generic rather than
+/// dynamic, so the line's hot path is specialised and pays nothing for HTTP's existence.
 ///
 /// It runs on a generator ``EventLoop`` (epoll, level-triggered, non-blocking socket), many
 /// connections per thread as lineload does: a thread per connection would spend the shared
 /// cores on context switches that the server then lacks. Buffers are allocated before the
-/// clock starts, so the hot path takes no lock and allocates nothing (except for the rare
-/// read buffer growth when an answer is longer than any before).
+/// clock starts, so the hot path of the line takes no lock and allocates nothing (except for
+/// the rare read buffer growth when an answer is longer than any before); HTTP's parser
+/// allocates each answer's headers and body.
 ///
 /// `@unchecked Sendable` for the same reason as the server's connections: it is created on the
 /// coordinating thread and handed to its loop once, from then on touched only on that loop's
 /// thread, and read again by the coordinator only after the loop's thread has been joined.
-final class LoadConnection: IOEventHandler, @unchecked Sendable {
+final class LoadConnection<Requests: LoadRequestWriter, Answers: LoadAnswerReader>: IOEventHandler, LoadDriver,
+    @unchecked Sendable
+{
     let loop: EventLoop
     private let descriptor: Int32
-    private let template: RequestTemplate
+    private let requests: Requests
+    private var answers: Answers
     private let pipeline: Int
     private let timeline: LoadTimeline
     /// `{n}` values are `index + k * connections`: unique across the run without a shared counter.
     private var nextCounter: Int
     private let counterStride: Int
 
-    private var readBuffer: UnsafeMutableRawBufferPointer
-    private var readCount = 0
     /// Room for `pipeline` requests: bytes the kernel has not taken yet all belong to requests
     /// in flight, and at most `pipeline` are.
     private let writeBuffer: UnsafeMutableRawBufferPointer
@@ -44,29 +56,25 @@ final class LoadConnection: IOEventHandler, @unchecked Sendable {
     private var isRegistered = false
     private let tally: LoadTally
 
-    /// Grows when an answer is longer; small, because there may be thousands of connections.
-    private static let readBufferInitialBytes = 16 * 1024
-    private static let readBufferMaxBytes = 64 << 20
-
-    init(loop: EventLoop, tally: LoadTally, descriptor: Int32, template: RequestTemplate, pipeline: Int, index: Int,
-         connections: Int, timeline: LoadTimeline)
+    init(loop: EventLoop, tally: LoadTally, descriptor: Int32, requests: Requests, answers: Answers, pipeline: Int,
+         index: Int, connections: Int, timeline: LoadTimeline)
     {
         self.loop = loop
         self.tally = tally
         self.descriptor = descriptor
-        self.template = template
+        self.requests = requests
+        self.answers = answers
         self.pipeline = pipeline
         self.timeline = timeline
         self.nextCounter = index
         self.counterStride = connections
-        readBuffer = .allocate(byteCount: Self.readBufferInitialBytes, alignment: 8)
-        writeBuffer = .allocate(byteCount: pipeline * template.maxLineBytes, alignment: 8)
+        writeBuffer = .allocate(byteCount: pipeline * requests.requestBytesMax, alignment: 8)
         sentAt = .allocate(capacity: pipeline)
         sentAt.initialize(repeating: 0)
     }
 
     deinit {
-        readBuffer.deallocate()
+        answers.deallocate()
         writeBuffer.deallocate()
         sentAt.deallocate()
     }
@@ -124,55 +132,39 @@ final class LoadConnection: IOEventHandler, @unchecked Sendable {
 
     // MARK: Reading
 
-    /// One read(2) per readiness event, as lineload does: the loop is level-triggered, so
-    /// anything left is reported again. False when there was nothing to take.
+    /// False when there was nothing to take.
     private func receive() -> Bool {
-        if readCount == readBuffer.count, !growReadBuffer() { return false }
-        while true {
-            let count = read(descriptor, readBuffer.baseAddress! + readCount, readBuffer.count - readCount)
-            if count > 0 {
-                readCount += count
-                return true
-            }
-            if count == 0 {
-                fail("the server closed a load connection")
-                return false
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return false
-            case let code:
-                fail("reading answers failed: \(SystemError("read", errno: code))")
-                return false
-            }
+        switch answers.receive(from: descriptor) {
+        case .received:
+            return true
+        case .nothing:
+            return false
+        case .failed(let message):
+            fail(message)
+            return false
         }
     }
 
     private func takeAnswers(at now: UInt64) {
-        let base = readBuffer.baseAddress!
-        var offset = 0
-        while isRegistered, offset < readCount,
-            let newline = memchr(base + offset, Int32(UInt8(ascii: "\n")), readCount - offset)
-        {
-            let end = base.distance(to: newline)
-            takeLine(UnsafeRawBufferPointer(start: base + offset, count: end - offset), at: now)
-            offset = end + 1
+        do {
+            while isRegistered, let answer = try answers.next() {
+                take(answer, at: now)
+            }
+        } catch {
+            fail(error.message)
         }
-        guard offset > 0 else { return }
-        readCount -= offset
-        if readCount > 0 { memmove(base, base + offset, readCount) }
+        answers.discardTaken()
     }
 
     @inline(__always)
-    private func takeLine(_ line: UnsafeRawBufferPointer, at now: UInt64) {
-        if AnswerLine.isPush(line) { return }
+    private func take(_ answer: Answers.Answer, at now: UInt64) {
         guard inFlight > 0 else {
-            return fail("a line arrived that answers no request: \(String(decoding: line, as: UTF8.self))")
+            return fail("an answer arrived that answers no request: \(answer.text)")
         }
         let sent = sentAt[oldest]
         oldest = oldest + 1 == pipeline ? 0 : oldest + 1
         inFlight -= 1
-        let failed = AnswerLine.isError(line)
+        let failed = answer.isError
         if now >= timeline.measureFromNanoseconds {
             tally.counts.latencies.record(nanoseconds: now > sent ? now - sent : 0)
             tally.counts.requests += 1
@@ -181,27 +173,15 @@ final class LoadConnection: IOEventHandler, @unchecked Sendable {
             tally.counts.warmupErrors += 1
         }
         if failed, tally.counts.firstErrorAnswer == nil {
-            tally.counts.firstErrorAnswer = String(decoding: line, as: UTF8.self)
+            tally.counts.firstErrorAnswer = answer.text
         }
         queueRequest()
-    }
-
-    private func growReadBuffer() -> Bool {
-        guard readBuffer.count < Self.readBufferMaxBytes else {
-            fail("an answer is longer than \(Self.readBufferMaxBytes >> 20) MiB")
-            return false
-        }
-        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: readBuffer.count * 2, alignment: 8)
-        bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: readBuffer[..<readCount]))
-        readBuffer.deallocate()
-        readBuffer = bigger
-        return true
     }
 
     // MARK: Writing
 
     private func queueRequest() {
-        writeCount += template.write(counter: nextCounter, to: writeBuffer.baseAddress! + writeCount)
+        writeCount += requests.write(counter: nextCounter, to: writeBuffer.baseAddress! + writeCount)
         nextCounter += counterStride
         inFlight += 1
         unsent += 1

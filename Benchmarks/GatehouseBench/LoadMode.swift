@@ -9,8 +9,9 @@ enum LoadMode {
     static func run(_ options: LoadOptions) async -> Int32 {
         warnIfDebugBuild()
         switch options.server {
-        case .running(let address, let adminKey):
-            let target = BenchTarget(address: address, adminKey: adminKey, label: "\(address)")
+        case .running(let address, let http, let adminKey):
+            let label = http.map { "\(address), http \($0)" } ?? "\(address)"
+            let target = BenchTarget(address: address, httpAddress: http, adminKey: adminKey, label: label)
             if options.setupOnly {
                 return await BenchThreads.detached { setUpOnly(options, on: target) }
             }
@@ -82,7 +83,9 @@ enum LoadMode {
         if op.leftovers == .createdProjects {
             print("# \(op.name) creates projects \(project.id)\(BenchOp.createdProjectInfix)<n>: delete them when done")
         }
-        if op.setup != nil {
+        if op.transport.isHTTP {
+            print("# \(op.name) is an HTTP op, which lineload does not speak: use gatehouse-bench (or wrk for http.healthz)")
+        } else if op.setup != nil {
             print("# \(op.name) needs a setup per connection, which lineload cannot do: use gatehouse-bench")
         } else {
             let plan = options.plan

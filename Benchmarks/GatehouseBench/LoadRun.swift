@@ -45,28 +45,24 @@ enum LoadRun {
     private static func measure(_ plan: LoadPlan, project: BenchProject, on target: BenchTarget, probe: (any LoadProbe)?)
         throws(BenchFailure) -> LoadReport
     {
-        let key = project.key(plan.op.key, adminKey: target.adminKey)
-        // The sessions own the sockets: they stay open until every loop has stopped.
+        // The sessions own the line sockets, `sockets` the HTTP ones: all stay open until every
+        // loop has stopped.
         var sessions: [BenchSession] = []
         defer { for session in sessions { session.close() } }
-        var templates: [RequestTemplate] = []
+        var variables: [[String: JSONValue]] = []
+        let key = project.key(plan.op.key, adminKey: target.adminKey)
         // Sequential: setup is not what is measured, and it keeps a failure's message simple.
         for _ in 0..<plan.connections {
             let session = try BenchSession(connectingTo: target.address)
             sessions.append(session)
-            templates.append(try prepare(session, op: plan.op, key: key, project: project))
+            variables.append(try prepare(session, op: plan.op, key: key))
         }
+        let sockets = try LoadSockets(plan.op, key: key, project: project, sessions: sessions, variables: variables, target: target)
+        defer { sockets.close() }
         let loops = try makeLoops(count: min(plan.threads, plan.connections))
         let timeline = LoadTimeline(warmup: plan.warmup, duration: plan.duration)
         let tallies = loops.map { _ in LoadTally() }
-        let connections = sessions.indices.map { index in
-            LoadConnection(
-                loop: loops[index % loops.count], tally: tallies[index % loops.count],
-                descriptor: sessions[index].client.socket.descriptor,
-                template: templates[index], pipeline: plan.pipeline, index: index, connections: plan.connections,
-                timeline: timeline
-            )
-        }
+        let connections = sockets.connections(pipeline: plan.pipeline, loops: loops, tallies: tallies, timeline: timeline)
         for connection in connections {
             connection.loop.execute { connection.start() }
         }
@@ -95,16 +91,12 @@ enum LoadRun {
         return LoadReport(plan: plan, target: target, timeline: timeline, results: results)
     }
 
-    /// `hello` with the op's key, then the op's own setup; answers the request to repeat.
-    private static func prepare(_ session: BenchSession, op: BenchOp, key: String, project: BenchProject)
-        throws(BenchFailure) -> RequestTemplate
-    {
+    /// `hello` with the op's key, then the op's own setup; answers what its template needs.
+    private static func prepare(_ session: BenchSession, op: BenchOp, key: String) throws(BenchFailure) -> [String: JSONValue] {
         try session.hello(key)
         var variables = try op.setup?(session) ?? [:]
         variables["key"] = .string(key)
-        let template = try RequestTemplate(op.request, variables: variables, verbatim: ["bench_project": project.id])
-        session.client.socket.setNonBlocking()
-        return template
+        return variables
     }
 
     private static func makeLoops(count: Int) throws(BenchFailure) -> [EventLoop] {

@@ -10,7 +10,10 @@ import GatehouseWire
 /// `verbatim[name]` as it is, for text inside a JSON string (the caller vouches that it needs no
 /// escaping: the bench project's id, which is lowercase letters, digits and dashes). A `{` not
 /// followed by a lowercase name and `}` is ordinary JSON.
-struct RequestTemplate: Sendable {
+///
+/// Without `endsWithNewline` it is the body of an HTTP request (``HTTPRequestTemplate``),
+/// whose length ``byteCount(counter:)`` tells before it is written.
+struct RequestTemplate: LoadRequestWriter {
     private enum Piece: Sendable {
         case literal([UInt8])
         case counter
@@ -18,9 +21,13 @@ struct RequestTemplate: Sendable {
 
     private let pieces: [Piece]
     /// The longest line it can write, newline included: a counter takes at most 20 digits.
-    let maxLineBytes: Int
+    let requestBytesMax: Int
+    private let literalBytes: Int
+    private let counters: Int
 
-    init(_ text: String, variables: [String: JSONValue], verbatim: [String: String] = [:]) throws(BenchFailure) {
+    init(_ text: String, variables: [String: JSONValue], verbatim: [String: String] = [:], endsWithNewline: Bool = true)
+        throws(BenchFailure)
+    {
         var pieces: [Piece] = []
         var literal: [UInt8] = []
         var rest = Substring(text)
@@ -47,20 +54,30 @@ struct RequestTemplate: Sendable {
             }
         }
         literal += rest.utf8
-        literal.append(UInt8(ascii: "\n"))
+        if endsWithNewline { literal.append(UInt8(ascii: "\n")) }
         pieces.append(.literal(literal))
         let kept = pieces.filter { if case .literal(let bytes) = $0 { !bytes.isEmpty } else { true } }
         self.pieces = kept
-        self.maxLineBytes = kept.reduce(0) { total, piece in
-            switch piece {
-            case .literal(let bytes): total + bytes.count
-            case .counter: total + 20
-            }
+        self.literalBytes = kept.reduce(0) { total, piece in
+            if case .literal(let bytes) = piece { total + bytes.count } else { total }
         }
+        self.counters = kept.count { if case .counter = $0 { true } else { false } }
+        self.requestBytesMax = literalBytes + counters * 20
+    }
+
+    /// How many bytes ``write(counter:to:)`` writes for `counter`.
+    func byteCount(counter: Int) -> Int {
+        var digits = 1
+        var remaining = UInt64(counter) / 10
+        while remaining != 0 {
+            digits += 1
+            remaining /= 10
+        }
+        return literalBytes + counters * digits
     }
 
     /// Writes one request line for `counter` at `destination`, which has room for
-    /// ``maxLineBytes``; answers the bytes written.
+    /// ``requestBytesMax``; answers the bytes written.
     @inline(__always)
     func write(counter: Int, to destination: UnsafeMutableRawPointer) -> Int {
         var written = 0
@@ -77,7 +94,7 @@ struct RequestTemplate: Sendable {
     }
 
     /// The decimal digits of `value`, built backwards in a stack buffer and copied forwards.
-    private static func writeDigits(of value: UInt64, to destination: UnsafeMutableRawPointer) -> Int {
+    static func writeDigits(of value: UInt64, to destination: UnsafeMutableRawPointer) -> Int {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var remaining = value
             var first = digits.count

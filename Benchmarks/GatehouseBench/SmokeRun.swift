@@ -4,7 +4,7 @@
 /// us anything about.
 enum SmokeRun {
     private static let microIterations = 2_000
-    private static let ops = ["ping", "config.get", "config.put", "project.create"]
+    private static let ops = ["ping", "config.get", "config.put", "project.create", "http.healthz", "http.op-sync"]
 
     static func run() async -> Int32 {
         print("smoke: micro, \(microIterations) iterations")
