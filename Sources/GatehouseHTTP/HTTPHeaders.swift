@@ -27,7 +27,8 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// Header names are ASCII tokens, so ASCII case folding is all that is needed.
     static func namesMatch(_ left: String, _ right: String) -> Bool {
-        left.utf8.elementsEqual(right.utf8) { lowercased($0) == lowercased($1) }
+        // Lengths first: most names looked for are not the one at hand.
+        left.utf8.count == right.utf8.count && left.utf8.elementsEqual(right.utf8) { lowercased($0) == lowercased($1) }
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {

@@ -11,6 +11,11 @@ public enum HTTPPath {
         guard bytes.first == UInt8(ascii: "/") else { return nil }
         var segments: [String] = []
         for raw in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            // Most segments hold no escape: they are the path's own (valid UTF-8) bytes.
+            if !raw.contains(UInt8(ascii: "%")) {
+                segments.append(String(decoding: raw, as: UTF8.self))
+                continue
+            }
             guard let decoded = percentDecoded(raw), let segment = String(validating: decoded, as: UTF8.self) else { return nil }
             segments.append(segment)
         }

@@ -7,12 +7,37 @@
 /// first segment where they differ wins (`/v1/subscribers/identify` over
 /// `/v1/subscribers/{id}`), then a route for the method itself over a GET standing in for HEAD.
 public struct HTTPRouter<Route: Sendable>: Sendable {
+    /// The patterns, matched without generics (a generic router's code runs unspecialized in
+    /// the module that uses it, paying a metadata lookup at every step); `routes` is parallel.
+    private var table = RouteTable()
+    private var routes: [Route] = []
+
+    public init() {}
+
+    /// Adds a route; a pattern must start with "/", and a method and pattern pair may be added once.
+    public mutating func add(_ method: String, _ pattern: String, _ route: Route) {
+        table.add(method, pattern)
+        routes.append(route)
+    }
+
+    public func match(method: String, path: String) -> HTTPRouteMatch<Route> {
+        switch table.match(method: method, path: path) {
+        case .found(let index, let parameters): .found(routes[index], parameters: parameters)
+        case .methodNotAllowed(let allow): .methodNotAllowed(allow: allow)
+        case .notFound: .notFound
+        case .badPath: .badPath
+        }
+    }
+}
+
+/// ``HTTPRouter``'s patterns, found by index.
+struct RouteTable: Sendable {
     private var entries: [Entry] = []
 
     private struct Entry: Sendable {
         var method: String
         var pattern: [PatternSegment]
-        var route: Route
+        var hasCaptures: Bool
     }
 
     private enum PatternSegment: Sendable, Equatable {
@@ -20,44 +45,52 @@ public struct HTTPRouter<Route: Sendable>: Sendable {
         case capture(String)
     }
 
-    public init() {}
-
-    /// Adds a route; a pattern must start with "/", and a method and pattern pair may be added once.
-    public mutating func add(_ method: String, _ pattern: String, _ route: Route) {
+    mutating func add(_ method: String, _ pattern: String) {
         precondition(pattern.hasPrefix("/"), "a route pattern starts with /: \(pattern)")
         let segments = pattern.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { segment in
             segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2
                 ? PatternSegment.capture(String(segment.dropFirst().dropLast())) : .literal(String(segment))
         }
         precondition(!entries.contains { $0.method == method && $0.pattern == segments }, "route added twice: \(method) \(pattern)")
-        entries.append(Entry(method: method, pattern: segments, route: route))
+        let hasCaptures = segments.contains { if case .capture = $0 { true } else { false } }
+        entries.append(Entry(method: method, pattern: segments, hasCaptures: hasCaptures))
     }
 
-    public func match(method: String, path: String) -> HTTPRouteMatch<Route> {
+    func match(method: String, path: String) -> HTTPRouteMatch<Int> {
         guard let segments = HTTPPath.segments(path) else { return .badPath }
+        var best: Int?
+        for (index, entry) in entries.enumerated() where Self.matches(entry.pattern, segments) {
+            guard entry.method == method || (method == "HEAD" && entry.method == "GET") else { continue }
+            if best.map({ Self.isPreferred(entry, over: entries[$0], for: method) }) ?? true { best = index }
+        }
+        if let best {
+            return .found(best, parameters: entries[best].hasCaptures ? Self.captures(entries[best].pattern, segments) : [:])
+        }
+        // Only a path without a route for this method pays for the list of those it has.
         var allowed: Set<String> = []
-        var best: (entry: Entry, parameters: [String: String])?
-        for entry in entries {
-            guard let parameters = Self.bind(entry.pattern, to: segments) else { continue }
+        for entry in entries where Self.matches(entry.pattern, segments) {
             allowed.insert(entry.method)
             if entry.method == "GET" { allowed.insert("HEAD") }
-            guard entry.method == method || (method == "HEAD" && entry.method == "GET") else { continue }
-            if best.map({ Self.isPreferred(entry, over: $0.entry, for: method) }) ?? true { best = (entry, parameters) }
         }
-        if let best { return .found(best.entry.route, parameters: best.parameters) }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allow: allowed.sorted())
     }
 
-    /// The captures of `pattern` in `segments`, or nil when it does not match them.
-    private static func bind(_ pattern: [PatternSegment], to segments: [String]) -> [String: String]? {
-        guard pattern.count == segments.count else { return nil }
-        var parameters: [String: String] = [:]
-        for (part, segment) in zip(pattern, segments) {
-            switch part {
-            case .literal(let literal) where literal == segment: continue
-            case .capture(let name) where !segment.isEmpty: parameters[name] = segment
-            default: return nil
+    /// Whether `pattern` matches `segments`: each literal equal, each capture non-empty.
+    private static func matches(_ pattern: [PatternSegment], _ segments: [String]) -> Bool {
+        guard pattern.count == segments.count else { return false }
+        for index in pattern.indices {
+            switch pattern[index] {
+            case .literal(let literal): if literal != segments[index] { return false }
+            case .capture: if segments[index].isEmpty { return false }
             }
+        }
+        return true
+    }
+
+    private static func captures(_ pattern: [PatternSegment], _ segments: [String]) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for index in pattern.indices {
+            if case .capture(let name) = pattern[index] { parameters[name] = segments[index] }
         }
         return parameters
     }
