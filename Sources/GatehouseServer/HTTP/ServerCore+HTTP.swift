@@ -80,9 +80,11 @@ extension ServerCore {
         let session = Session()
         switch authenticate(http) {
         case .failure(let error):
-            let requestID = (try? Request(line: http.body))?.id ?? .null
-            let op = (try? Request(line: http.body)).map { Operations.number(of: $0.op) } ?? Operations.otherNumber
-            return .respond(HTTPAnswers.op(Answer.failure(id: requestID, error), code: error.code), RequestTally(op: op, code: error.code))
+            // Answered as the line answers a request after a failed `hello`: with its own id.
+            let request = try? Request(line: http.body)
+            let op = request.map { Operations.number(of: $0.op) } ?? Operations.otherNumber
+            return .respond(HTTPAnswers.op(Answer.failure(id: request?.id ?? .null, error), code: error.code),
+                            RequestTally(op: op, code: error.code))
         case .success(let principal):
             if let principal { session.set(principal) }
         }
