@@ -43,7 +43,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     private var output = ConnectionOutput()
     /// A flush is queued for the end of this loop turn (see `complete`).
     private var flushScheduled = false
-    private var interest: IOEvents = []
+    private var interest = ConnectionInterest()
     /// No more requests will be read: the peer closed its side, a line was too long, or the
     /// server is shutting down. The connection closes once its answers are out.
     private var readingDone = false
@@ -82,8 +82,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
     }
 
     func start() throws(SystemError) {
-        interest = .readable
-        try loop.register(socket.descriptor, interest: interest, handler: self)
+        try interest.register(socket, on: loop, handler: self)
     }
 
     // MARK: Events
@@ -383,8 +382,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
                 close()
                 return
             }
-            interest = .readable
-            if !linger.start(socket: socket, loop: loop, now: core.nowNanoseconds) { close() }
+            if !linger.start(socket: socket, loop: loop, interest: &interest, now: core.nowNanoseconds) { close() }
             return
         }
         if pendingOutput, output.pending > core.configuration.outputBytesMax {
@@ -392,13 +390,7 @@ final class Connection: IOEventHandler, ServedConnection, @unchecked Sendable {
             close()
             return
         }
-        var wanted: IOEvents = []
-        if !readingDone, canTakeMoreRequests { wanted.insert(.readable) }
-        if pendingOutput { wanted.insert(.writable) }
-        if wanted != interest {
-            interest = wanted
-            loop.setInterest(socket.descriptor, wanted)
-        }
+        interest.set(reading: !readingDone && canTakeMoreRequests, writing: pendingOutput, socket, on: loop)
     }
 
     // MARK: Lifecycle

@@ -32,6 +32,27 @@ struct ConnectionOutput {
     }
 }
 
+/// The events a connection has asked its loop for: changed only when they differ, since each
+/// change is an `epoll_ctl`.
+struct ConnectionInterest {
+    private(set) var events: IOEvents = []
+
+    /// Registers the connection with its loop, reading.
+    mutating func register(_ socket: Socket, on loop: EventLoop, handler: any IOEventHandler) throws(SystemError) {
+        events = .readable
+        try loop.register(socket.descriptor, interest: events, handler: handler)
+    }
+
+    mutating func set(reading: Bool, writing: Bool, _ socket: Socket, on loop: EventLoop) {
+        var wanted: IOEvents = []
+        if reading { wanted.insert(.readable) }
+        if writing { wanted.insert(.writable) }
+        guard wanted != events else { return }
+        events = wanted
+        loop.setInterest(socket.descriptor, wanted)
+    }
+}
+
 /// What a connection does once its last answer is out: the write side is shut and input is read
 /// and dropped until the peer closes or a second passes. Closing with unread input would make
 /// the kernel send a reset, which can destroy the last answers before the peer reads them.
@@ -41,13 +62,13 @@ struct ConnectionLinger {
 
     var isLingering: Bool { deadline != nil }
 
-    /// Starts lingering (once); answers false when the peer is gone already and the connection
-    /// should close now.
-    mutating func start(socket: Socket, loop: EventLoop, now: UInt64) -> Bool {
+    /// Starts lingering (once), reading only; answers false when the peer is gone already and
+    /// the connection should close now.
+    mutating func start(socket: Socket, loop: EventLoop, interest: inout ConnectionInterest, now: UInt64) -> Bool {
         guard deadline == nil else { return true }
         socket.shutdownWrite()
         deadline = now + Self.nanoseconds
-        loop.setInterest(socket.descriptor, .readable)
+        interest.set(reading: true, writing: false, socket, on: loop)
         return Self.discardInput(socket)
     }
 

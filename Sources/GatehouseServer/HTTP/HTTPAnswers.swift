@@ -27,13 +27,13 @@ enum HTTPAnswers {
     /// An op's answer line as `POST /v1/op` gives it: the same bytes without the newline.
     static func op(_ line: [UInt8], code: ErrorCode?) -> HTTPResponse {
         let body = line.last == UInt8(ascii: "\n") ? Array(line.dropLast()) : line
-        return decorated(.json(status(for: code), body), code: code)
+        return decorated(.json(status(for: code), body))
     }
 
     /// `{"error":{"code":…,"message":…}}`, with the status of its code (or the one given).
     static func error(_ error: GatehouseError, status: Int? = nil) -> HTTPResponse {
         let body = JSONWriter.serialize(.object(["error": .object(Answer.errorObject(error))]))
-        return decorated(.json(status ?? self.status(for: error.code), body), code: error.code)
+        return decorated(.json(status ?? self.status(for: error.code), body))
     }
 
     static func json(_ status: Int, _ object: JSONObject) -> HTTPResponse {
@@ -42,7 +42,7 @@ enum HTTPAnswers {
     }
 
     /// A 401 names the scheme to use (RFC 9110 §11.6.1); a 503 says when to retry.
-    private static func decorated(_ response: HTTPResponse, code: ErrorCode?) -> HTTPResponse {
+    private static func decorated(_ response: HTTPResponse) -> HTTPResponse {
         switch response.status {
         case 401: adding((name: "WWW-Authenticate", value: "Bearer"), to: response)
         case 503: adding(retryAfter, to: response)

@@ -27,7 +27,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
     var onOverBudget: () -> Void = {}
     private var parser: HTTPRequestParser
     private var output = ConnectionOutput()
-    private var interest: IOEvents = []
+    private var interest = ConnectionInterest()
     /// The request being answered off the loop; the next waits for it.
     private var inFlight: Exchange?
     /// No more requests will be read: the peer closed its side, a request was refused with
@@ -73,8 +73,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
     }
 
     func start() throws(SystemError) {
-        interest = .readable
-        try loop.register(socket.descriptor, interest: interest, handler: self)
+        try interest.register(socket, on: loop, handler: self)
     }
 
     /// Input from a client not yet known: every HTTP request is, until it is answered.
@@ -277,21 +276,15 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
                 close()
                 return
             }
-            interest = .readable
-            if !linger.start(socket: socket, loop: loop, now: core.nowNanoseconds) { close() }
+            if !linger.start(socket: socket, loop: loop, interest: &interest, now: core.nowNanoseconds) { close() }
             return
         }
         if pendingOutput, output.pending > core.configuration.outputBytesMax {
+            core.logger.info("http.dropped_slow_reader", metadata: ["conn": "\(id)"])
             close()
             return
         }
-        var wanted: IOEvents = []
-        if !readingDone, canRead { wanted.insert(.readable) }
-        if pendingOutput { wanted.insert(.writable) }
-        if wanted != interest {
-            interest = wanted
-            loop.setInterest(socket.descriptor, wanted)
-        }
+        interest.set(reading: !readingDone && canRead, writing: pendingOutput, socket, on: loop)
     }
 
     // MARK: Lifecycle
