@@ -75,7 +75,9 @@ public final class Registry: Sendable {
     /// as SHA-256 digests in constant time; a key is never logged.
     public func authenticate(key: String) -> Principal? {
         if let (kind, projectID) = KeyFormat.parse(key) {
-            guard let project = project(projectID), project.published.matches(key, kind: kind) else { return nil }
+            guard let project = project(projectID), project.published.matches(KeyFormat.canonical(key), kind: kind) else {
+                return nil
+            }
             return .project(project, kind, generation: project.published.generation(of: kind))
         }
         return adminKey.matches(key) ? .admin : nil

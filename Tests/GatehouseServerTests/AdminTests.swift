@@ -118,6 +118,36 @@ import Testing
         }
     }
 
+    /// HTTP.md, "Requests": the public key in the forms RevenueCat's SDKs expect.
+    @Test func thePublicKeyHasAnAppleAndAGoogleFormThatActAsIt() async throws {
+        try await withTestServer { server in
+            let admin = try await server.admin()
+            let keys = try #require(try await admin.call("project.create", ["project": "acme"]).object("keys"))
+            let publicKey = try #require(keys.string("public"))
+            let random = publicKey.dropFirst("pk_acme_".count)
+            #expect(keys.string("apple") == "appl_acme_" + random)
+            #expect(keys.string("google") == "goog_acme_" + random)
+            #expect(keys.keys == ["public", "apple", "google", "secret"])
+            for form in ["appl_acme_", "goog_acme_"] {
+                let sdk = try server.connect()
+                let hello = try await sdk.call("hello", ["key": .string(form + random)])
+                #expect(hello.string("role") == "sdk" && hello.string("project") == "acme")
+            }
+            // Only the public key has them; a test_ form (RevenueCat's simulated store) is no key.
+            let secretRandom = try #require(keys.string("secret")).dropFirst("sk_acme_".count)
+            for key in ["appl_acme_" + secretRandom, "test_acme_" + random, "appl_acme_" + random.dropLast(), "appl_other_" + random] {
+                let sdk = try server.connect()
+                #expect(try await sdk.call("hello", ["key": .string(key)]).errorCode == .unauthorized, "\(key)")
+            }
+            // Rotating the public key replaces all three forms.
+            let rotated = try #require(try await admin.call("project.rotate_keys", ["project": "acme", "which": "public"]).object("keys"))
+            #expect(rotated.keys == ["public", "apple", "google"])
+            let sdk = try server.connect()
+            #expect(try await sdk.call("hello", ["key": .string("appl_acme_" + random)]).errorCode == .unauthorized)
+            try await sdk.hello(try #require(rotated.string("apple")))
+        }
+    }
+
     @Test func rotateKeysValidatesItsParameters() async throws {
         try await withTestServer { server in
             _ = try await server.createProject("acme")

@@ -14,7 +14,7 @@ enum AdminOperations {
         let (project, keys) = created.value
         return Reply([
             "project": await project.summary().value.json,
-            "keys": ["public": .string(keys.publicKey), "secret": .string(keys.secretKey)],
+            "keys": keysObject(publicKey: keys.publicKey, secretKey: keys.secretKey),
         ], after: created.lsn)
     })
 
@@ -44,8 +44,22 @@ enum AdminOperations {
         let id = try ProjectID(validating: context.fields.string("project"))
         let kind = try context.fields.enumeration("which", KeyKind.self)
         let key = try await context.core.registry.rotateKey(of: id, kind: kind)
-        return Reply(["keys": [kind.rawValue: .string(key.value)]], after: key.lsn)
+        let keys = kind == .public ? keysObject(publicKey: key.value) : keysObject(secretKey: key.value)
+        return Reply(["keys": keys], after: key.lsn)
     })
+
+    /// A `keys` object: the public key with its platform forms (`apple`, `google`), and the secret.
+    static func keysObject(publicKey: String? = nil, secretKey: String? = nil) -> JSONValue {
+        var keys: JSONObject = [:]
+        if let publicKey {
+            keys.append("public", .string(publicKey))
+            for form in KeyFormat.PlatformForm.allCases {
+                keys.append(form.name, .string(KeyFormat.spell(publicKey, as: form)))
+            }
+        }
+        if let secretKey { keys.append("secret", .string(secretKey)) }
+        return .object(keys)
+    }
 
     static func existingProject(_ context: OperationContext) throws(GatehouseError) -> Project {
         let id = try ProjectID(validating: context.fields.string("project"))

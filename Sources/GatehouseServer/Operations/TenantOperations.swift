@@ -31,7 +31,7 @@ enum TenantOperations {
             "profiles": .int(restored.value.profiles),
         ]
         if let keys = restored.value.keys {
-            result.append("keys", ["public": .string(keys.publicKey), "secret": .string(keys.secretKey)])
+            result.append("keys", AdminOperations.keysObject(publicKey: keys.publicKey, secretKey: keys.secretKey))
         }
         return Reply(result, after: restored.lsn)
     })
