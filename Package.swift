@@ -41,6 +41,10 @@ let package = Package(
         .target(name: "GatehouseAppStore", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase", "COpenSSL"]),
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(
+            name: "GatehouseOutbound",
+            dependencies: ["GatehouseAppStore", "GatehouseHTTP", "GatehouseWire", "GatehouseBase", "CCurl"]
+        ),
+        .target(
             name: "GatehouseServer",
             dependencies: [
                 "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "GatehouseAppStore",
@@ -77,6 +81,13 @@ let package = Package(
         .testTarget(name: "GatehouseHTTPTests", dependencies: ["GatehouseHTTP", "GatehouseBase"]),
         .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore", "GatehouseBase"]),
         .testTarget(name: "GatehouseAppStoreTests", dependencies: ["GatehouseAppStore", "GatehouseWire", "GatehouseBase"]),
+        .testTarget(
+            name: "GatehouseOutboundTests",
+            dependencies: [
+                "GatehouseOutbound", "GatehouseAppStore", "GatehouseHTTP", "GatehousePosix", "GatehouseWire", "GatehouseBase",
+                "COpenSSL",
+            ]
+        ),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
