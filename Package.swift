@@ -24,6 +24,11 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .yum(["libcurl-devel"]), .brew(["curl"])]
+        ),
 
         // MARK: Libraries, bottom up
         // libm: Swift's floating-point rounding calls into it, and nothing else pulls it in.
@@ -35,6 +40,10 @@ let package = Package(
         .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib", "CGatehouseLinux"]),
         .target(name: "GatehouseAppStore", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase", "COpenSSL"]),
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
+        .target(
+            name: "GatehouseOutbound",
+            dependencies: ["GatehouseAppStore", "GatehouseHTTP", "GatehouseWire", "GatehouseBase", "CCurl"]
+        ),
         .target(
             name: "GatehouseServer",
             dependencies: [
@@ -72,6 +81,13 @@ let package = Package(
         .testTarget(name: "GatehouseHTTPTests", dependencies: ["GatehouseHTTP", "GatehouseBase"]),
         .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore", "GatehouseBase"]),
         .testTarget(name: "GatehouseAppStoreTests", dependencies: ["GatehouseAppStore", "GatehouseWire", "GatehouseBase"]),
+        .testTarget(
+            name: "GatehouseOutboundTests",
+            dependencies: [
+                "GatehouseOutbound", "GatehouseAppStore", "GatehouseHTTP", "GatehousePosix", "GatehouseWire", "GatehouseBase",
+                "COpenSSL",
+            ]
+        ),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [

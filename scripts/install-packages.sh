@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs, on a fresh Debian or Ubuntu machine, what the build needs and what the tests run as
 # their real counterparts; packages already there are left alone.
-#   zlib1g-dev, libssl-dev, libhttp-parser-dev, pkg-config: the C libraries the build links.
+#   zlib1g-dev, libssl-dev, libhttp-parser-dev, libcurl4-openssl-dev, pkg-config: the C libraries
+#   the build links.
 #   util-linux: prlimit, for the test of a server out of file descriptors.
 #   haproxy, openssl, curl: the test of TLS terminated in front of the HTTP listener.
 #   prometheus_client (Python): the real parser the /metrics tests read the metrics with.
 set -euo pipefail
 
 need=()
-for package in zlib1g-dev libssl-dev libhttp-parser-dev pkg-config util-linux haproxy openssl curl; do
+for package in zlib1g-dev libssl-dev libhttp-parser-dev libcurl4-openssl-dev pkg-config util-linux haproxy openssl curl; do
     dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 python_module=true

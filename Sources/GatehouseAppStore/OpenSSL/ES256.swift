@@ -2,8 +2,8 @@ import COpenSSL
 
 /// ECDSA with P-256 and SHA-256 (JWS `ES256`, RFC 7518 §3.4), through libcrypto's EVP interface.
 ///
-/// A JWS carries the signature as 64 raw bytes `r || s`; libcrypto verifies the DER
-/// `ECDSA-Sig-Value`, so the pair is re-encoded with `ECDSA_SIG` first.
+/// A JWS carries the signature as 64 raw bytes `r || s`; libcrypto signs and verifies the DER
+/// `ECDSA-Sig-Value`, so the pair is converted with `ECDSA_SIG` on the way in and out.
 enum ES256 {
     static let signatureByteCount = 64
 
@@ -31,7 +31,29 @@ enum ES256 {
         return status == 1 ? nil : "signature does not verify"
     }
 
-    private static func isP256(_ key: OpaquePointer) -> Bool {
+    /// The signature of `message` with the private key `key`, as a JWS carries it: 64 bytes
+    /// `r || s`; `nil` when libcrypto fails.
+    static func sign(_ message: [UInt8], with key: OpaquePointer) -> [UInt8]? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else { return nil }
+        var length = 0
+        let sized = message.withUnsafeBufferPointer { input in
+            EVP_DigestSign(context, nil, &length, input.baseAddress, input.count)
+        }
+        guard sized == 1, length > 0 else { return nil }
+        var der = [UInt8](repeating: 0, count: length)
+        let signed = der.withUnsafeMutableBufferPointer { output in
+            message.withUnsafeBufferPointer { input in
+                EVP_DigestSign(context, output.baseAddress, &length, input.baseAddress, input.count)
+            }
+        }
+        guard signed == 1 else { return nil }
+        return rawSignature(der: Array(der.prefix(length)))
+    }
+
+    static func isP256(_ key: OpaquePointer) -> Bool {
         guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
         var name = [CChar](repeating: 0, count: 64)
         var length = 0
@@ -67,7 +89,7 @@ enum ES256 {
         return written == length ? der : nil
     }
 
-    /// The 64 raw bytes `r || s` of a DER `ECDSA-Sig-Value`, or `nil` (for signing in tests).
+    /// The 64 raw bytes `r || s` of a DER `ECDSA-Sig-Value` (what libcrypto signs), or `nil`.
     static func rawSignature(der: [UInt8]) -> [UInt8]? {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress

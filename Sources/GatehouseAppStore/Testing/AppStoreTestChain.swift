@@ -1,4 +1,5 @@
 public import GatehouseWire
+import COpenSSL
 
 /// A freshly generated three-level certificate chain shaped like Apple's, and a signer that
 /// turns any JSON payload into a JWS the way the App Store does. For tests only: trust
@@ -44,20 +45,20 @@ public final class AppStoreTestChain: Sendable {
     public let rootDER: [UInt8]
     public let intermediateDER: [UInt8]
     public let leafDER: [UInt8]
-    private let leafKey: TestSigningKey
+    private let leafKey: P256PrivateKey
 
     /// The `x5c` the App Store sends: leaf, intermediate, root.
     public var certificates: [[UInt8]] { [leafDER, intermediateDER, rootDER] }
 
     /// Generates new keys and certificates.
     public init(options: Options = Options()) throws(AppStoreCertificateError) {
-        guard let rootKey = TestSigningKey(), let intermediateKey = TestSigningKey(), let leafKey = TestSigningKey()
+        guard let rootKey = P256PrivateKey(), let intermediateKey = P256PrivateKey(), let leafKey = P256PrivateKey()
         else { throw AppStoreCertificateError(reason: "cannot generate P-256 keys") }
         let notBefore = Int(options.validFrom / 1000)
         let notAfter = Int(options.validUntil / 1000)
         // Names unique to this chain: certificate paths are found by name, and two chains whose
         // roots shared a name would make a verifier trusting both pick one root for both.
-        let tag = TestSigningKey.randomTag()
+        let tag = randomTag()
         let root = TestCertificateBuilder(
             subject: "Gatehouse Test Root \(tag)", issuer: "Gatehouse Test Root \(tag)", serial: 1,
             notBefore: notBefore, notAfter: notAfter, isCertificateAuthority: true, markerOID: nil)
@@ -93,13 +94,10 @@ public final class AppStoreTestChain: Sendable {
 
     /// Signs `payload` under an arbitrary protected header, for tests of malformed headers.
     public func sign(header: JSONObject, payload: [UInt8]) -> String {
-        let signingInput =
-            Base64.encode(JSONWriter.serialize(.object(header)), alphabet: .url, padded: false) + "."
-            + Base64.encode(payload, alphabet: .url, padded: false)
-        guard let signature = leafKey.signES256(Array(signingInput.utf8)) else {
+        guard let jws = leafKey.compactJWS(header: header, payload: payload) else {
             preconditionFailure("libcrypto failed to sign with a freshly generated P-256 key")
         }
-        return signingInput + "." + Base64.encode(signature, alphabet: .url, padded: false)
+        return jws
     }
 
     /// The header Apple writes: `alg` ES256 and the certificates in standard base64.
@@ -107,4 +105,13 @@ public final class AppStoreTestChain: Sendable {
         let x5c = certificates.map { JSONValue.string(Base64.encode($0, alphabet: .standard, padded: true)) }
         return ["alg": "ES256", "x5c": .array(x5c)]
     }
+}
+
+/// 16 random hex digits, to tell generated chains apart.
+private func randomTag() -> String {
+    var bytes = [UInt8](repeating: 0, count: 8)
+    let status = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
+    if status != 1 { ERR_clear_error() }
+    let digits = Array("0123456789abcdef".utf8)
+    return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
 }

@@ -16,7 +16,7 @@ struct TestCertificateBuilder {
 
     /// The certificate for `publicKey`, signed (ECDSA with SHA-256) by `signingKey`; `nil`
     /// when libcrypto refuses a step.
-    func build(publicKey: TestSigningKey, signingKey: TestSigningKey) -> X509Certificate? {
+    func build(publicKey: P256PrivateKey, signingKey: P256PrivateKey) -> X509Certificate? {
         defer { ERR_clear_error() }
         guard let pointer = X509_new() else { return nil }
         let certificate = X509Certificate(owning: pointer)  // freed on every early return

@@ -1,0 +1,187 @@
+import CCurl
+import GatehouseBase
+import GatehouseHTTP
+
+/// One request on a libcurl easy handle, from its setup to its answer. Confined to the client's
+/// curl thread: made, driven and finished there.
+final class CurlTransfer {
+    typealias Completion = CheckedContinuation<Result<OutboundResponse, OutboundError>, Never>
+
+    let id: UInt64
+    let easy: UnsafeMutableRawPointer
+    private let completion: Completion
+    private let responseBytesMax: Int
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var body: [UInt8] = []
+    private var exceededBytesMax = false
+    private var isFinished = false
+
+    /// A transfer set up for `request`; `nil` when it cannot be, after answering why.
+    static func make(id: UInt64, request: OutboundRequest, completion: Completion) -> CurlTransfer? {
+        if let refusal = request.refusal {
+            completion.resume(returning: .failure(OutboundError(code: .invalidRequest, message: refusal)))
+            return nil
+        }
+        guard let easy = curl_easy_init() else {
+            completion.resume(returning: .failure(OutboundError(code: .transport, message: "curl_easy_init failed")))
+            return nil
+        }
+        let transfer = CurlTransfer(id: id, easy: easy, request: request, completion: completion)
+        if let failure = transfer.configure(request) {
+            transfer.finish(with: .failure(OutboundError(code: .invalidRequest, message: failure)))
+            return nil
+        }
+        return transfer
+    }
+
+    private init(id: UInt64, easy: UnsafeMutableRawPointer, request: OutboundRequest, completion: Completion) {
+        self.id = id
+        self.easy = easy
+        self.completion = completion
+        self.responseBytesMax = request.responseBytesMax
+        let size = ccurl_error_size()
+        self.errorBuffer = .allocate(capacity: size)
+        errorBuffer.initialize(repeating: 0, count: size)
+    }
+
+    /// The easy handle is cleaned up here, after the multi handle has let it go.
+    deinit {
+        precondition(isFinished, "a transfer was dropped without an answer")
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    // MARK: Setup
+
+    /// Sets every option; the first libcurl refuses is the failure.
+    private func configure(_ request: OutboundRequest) -> String? {
+        var failure: String?
+        func check(_ code: CURLcode, _ what: String) {
+            if failure == nil, code != CURLE_OK { failure = "\(what): \(String(cString: curl_easy_strerror(code)))" }
+        }
+        check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "error buffer")
+        check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "nosignal")
+        check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url), "url")
+        check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
+        check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)), "connect timeout")
+        check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)), "timeout")
+        // Refused before the body comes when Content-Length already says it is too long.
+        check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.responseBytesMax)), "size limit")
+        check(ccurl_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlTransferReceive), "write function")
+        check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()), "write data")
+        check(setMethod(request), "method")
+        check(setHeaders(request.headers), "headers")
+        return failure
+    }
+
+    private func setMethod(_ request: OutboundRequest) -> CURLcode {
+        if !request.body.isEmpty || request.method == "POST" {
+            let sized = ccurl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+            guard sized == CURLE_OK else { return sized }
+            // Copied by libcurl, so the transfer keeps no pointer into a Swift array.
+            let copied =
+                request.body.isEmpty
+                ? ccurl_easy_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, "")
+                : request.body.withUnsafeBytes { ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+            guard copied == CURLE_OK else { return copied }
+            return request.method == "POST" ? CURLE_OK : ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        switch request.method {
+        case "GET": return ccurl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        case "HEAD": return ccurl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        default: return ccurl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+    }
+
+    private func setHeaders(_ headers: HTTPHeaders) -> CURLcode {
+        // "Expect:" keeps libcurl from asking `100-continue` and pausing before a large body.
+        var lines = ["Expect:"]
+        if headers["User-Agent"] == nil { lines.append("User-Agent: gatehouse") }
+        // "Name;" is libcurl's spelling of a header with an empty value ("Name:" would remove it).
+        lines += headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
+        for line in lines {
+            guard let appended = curl_slist_append(headerList, line) else { return CURLE_OUT_OF_MEMORY }
+            headerList = appended
+        }
+        return ccurl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        max(1, Int(clamping: duration.wholeMilliseconds))
+    }
+
+    // MARK: Receiving
+
+    /// Takes a piece of the body; answering less than `count` makes libcurl stop the transfer.
+    fileprivate func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard body.count + bytes.count <= responseBytesMax else {
+            exceededBytesMax = true
+            return 0
+        }
+        body.append(contentsOf: bytes)
+        return bytes.count
+    }
+
+    // MARK: Finishing
+
+    /// Answers the waiting task with how libcurl ended the transfer.
+    func finish(_ code: CURLcode) {
+        finish(with: result(of: code))
+    }
+
+    /// Answers the waiting task, once.
+    func finish(with result: Result<OutboundResponse, OutboundError>) {
+        guard !isFinished else { return }
+        isFinished = true
+        completion.resume(returning: result)
+    }
+
+    private func result(of code: CURLcode) -> Result<OutboundResponse, OutboundError> {
+        guard code == CURLE_OK else { return .failure(error(for: code)) }
+        var status = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        return .success(OutboundResponse(status: status, headers: responseHeaders(), body: body))
+    }
+
+    private func responseHeaders() -> HTTPHeaders {
+        var fields: [HTTPHeaders.Element] = []
+        var header: UnsafeMutablePointer<curl_header>? = nil
+        while let next = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, header) {
+            fields.append((name: String(cString: next.pointee.name), value: String(cString: next.pointee.value)))
+            header = next
+        }
+        return HTTPHeaders(fields)
+    }
+
+    private func error(for code: CURLcode) -> OutboundError {
+        let detail = errorBuffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: errorBuffer)
+        if exceededBytesMax || code == CURLE_FILESIZE_EXCEEDED {
+            return OutboundError(code: .responseTooLarge, message: "response body over \(responseBytesMax) bytes")
+        }
+        let kind: OutboundError.Code =
+            switch code {
+            case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT: .cannotConnect
+            case CURLE_OPERATION_TIMEDOUT: .timedOut
+            case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: .connectionLost
+            case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+                CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+                CURLE_SSL_INVALIDCERTSTATUS:
+                .tls
+            case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: .invalidRequest
+            default: .transport
+            }
+        return OutboundError(code: kind, message: detail)
+    }
+}
+
+/// libcurl's write callback: `context` is the transfer, which the curl thread keeps alive for
+/// as long as libcurl may call it.
+private func curlTransferReceive(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> Int {
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.receive(UnsafeRawBufferPointer(start: data, count: size * count))
+}
