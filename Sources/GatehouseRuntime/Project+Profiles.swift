@@ -15,6 +15,10 @@ public struct ProfileView: Sendable {
     public var holdings: ProjectState.Holdings
     public var config: ProjectConfig
     public var nowMs: Int64
+    /// The profile's promotional grants, revoked and lapsed ones included, and what it lost to
+    /// transfers: the RevenueCat subscriber object names a purchase for every entitlement.
+    public var grants: [PromotionalGrant] = []
+    public var former: (subscriptions: [Subscription], purchases: [OneTimePurchase]) = ([], [])
 }
 
 /// The outcome of `profile.create`, `profile.identify` and `profile.logout`.
@@ -156,8 +160,12 @@ extension Project {
             guard let profile = state.profiles.profile(id) else {
                 preconditionFailure("the profile a rule answered with does not exist after its changes")
             }
+            // A profile read through the actor is one in use: its next revalidation (a RevenueCat
+            // ETag) is answered on the loop.
+            syncBoard.learn(profile.id, from: state)
             return ProfileView(profile: profile, holdings: state.holdings(of: profile.id, nowMs: now), config: state.config,
-                               nowMs: now)
+                               nowMs: now, grants: state.purchases.grants(of: profile.id),
+                               former: state.purchases.formerHoldings(of: profile.id))
         }
     }
 }

@@ -44,9 +44,18 @@ extension Project {
     public func grantEntitlement(profile: ProfileID, entitlement: String, expiresMs: Int64?) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {
+        try grantEntitlement(profile: profile, entitlement: entitlement) { _ in expiresMs }
+    }
+
+    /// A grant whose end is reckoned from the moment it is made (`nil`: for life), which is the
+    /// grant's start: a duration such as RevenueCat's `monthly` ends exactly one month after it.
+    public func grantEntitlement(profile: ProfileID, entitlement: String, expiring expiresMs: @Sendable (_ startMs: Int64) -> Int64?)
+        throws(GatehouseError) -> Committed<PurchaseOutcome>
+    {
         let now = nowMs
+        let end = expiresMs(now)
         return try carryOut(try reading { state throws(GatehouseError) in
-            try state.grantEntitlement(profile: profile, entitlement: entitlement, expiresMs: expiresMs, nowMs: now)
+            try state.grantEntitlement(profile: profile, entitlement: entitlement, expiresMs: end, nowMs: now)
         })
     }
 

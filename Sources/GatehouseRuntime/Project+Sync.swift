@@ -15,7 +15,7 @@ extension Project {
     /// thread.
     public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> Committed<SyncOutcome> {
         let decision = try reading { state throws(GatehouseError) in try state.sync(profile: id, cursor: cursor) }
-        syncBoard.learn(decision.profileID, cursor: decision.profileCursor)
+        peek { syncBoard.learn(decision.profileID, from: $0) }
         guard !decision.changed.isEmpty else {
             return Committed(SyncOutcome(cursor: decision.cursor, changed: [], view: nil), lsn: 0)
         }

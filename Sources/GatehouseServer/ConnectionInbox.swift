@@ -9,10 +9,13 @@ final class ConnectionInbox: Sendable {
     private let core: ServerCore
     private let mailbox = Mailbox<Job>()
 
-    private struct Job {
-        let request: Request
-        let session: Session
-        let done: @Sendable (RunOutcome) -> Void
+    private enum Job {
+        /// One op.
+        case request(Request, Session, done: @Sendable (RunOutcome) -> Void)
+        /// Work of a front end that runs several ops (``ServerCore/run(_:session:)``) for one
+        /// request; it answers how to deliver what it made, and the log position that must be
+        /// durable first.
+        case work(@Sendable () async -> Delivery)
     }
 
     init(core: ServerCore) {
@@ -20,7 +23,22 @@ final class ConnectionInbox: Sendable {
     }
 
     func submit(_ request: Request, session: Session, done: @escaping @Sendable (RunOutcome) -> Void) {
-        if mailbox.post(CollectionOfOne(Job(request: request, session: session, done: done))) {
+        post(.request(request, session, done: done))
+    }
+
+    /// What a piece of work made: delivered once `durableAt` (if any) is durable.
+    struct Delivery: Sendable {
+        let durableAt: LSN?
+        let deliver: @Sendable () -> Void
+    }
+
+    /// Runs `work` in its turn, after the requests and work submitted before it.
+    func submit(work: @escaping @Sendable () async -> Delivery) {
+        post(.work(work))
+    }
+
+    private func post(_ job: Job) {
+        if mailbox.post(CollectionOfOne(job)) {
             Task { await self.drain() }
         }
     }
@@ -31,14 +49,21 @@ final class ConnectionInbox: Sendable {
     private func drain() async {
         while let batch = mailbox.take() {
             for job in batch {
-                let outcome = await core.run(job.request, session: job.session)
-                core.stats.inboxRequestRan()
-                if let durableAt = outcome.durableAt {
-                    core.engine.log.whenDurable(durableAt) { job.done(outcome) }
-                } else {
-                    job.done(outcome)
+                switch job {
+                case .request(let request, let session, let done):
+                    let outcome = await core.run(request, session: session)
+                    core.stats.inboxRequestRan()
+                    whenDurable(outcome.durableAt) { done(outcome) }
+                case .work(let work):
+                    let delivery = await work()
+                    core.stats.inboxRequestRan()
+                    whenDurable(delivery.durableAt, delivery.deliver)
                 }
             }
         }
+    }
+
+    private func whenDurable(_ position: LSN?, _ body: @escaping @Sendable () -> Void) {
+        if let position { core.engine.log.whenDurable(position, body) } else { body() }
     }
 }

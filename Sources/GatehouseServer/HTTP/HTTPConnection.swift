@@ -200,15 +200,23 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
                         self.finish(response, tally)
                     }
                 }
+            case .work(let work):
+                inFlight = exchange
+                inbox.submit { [self] in
+                    let answer = await work()
+                    return ConnectionInbox.Delivery(durableAt: answer.durableAt) {
+                        self.loop.execute { self.finish(answer.response, answer.tally) }
+                    }
+                }
             }
         case .methodNotAllowed(let allow):
-            var response = HTTPAnswers.error(GatehouseError(.badRequest, "\(request.method) is not allowed here"), status: 405)
+            var response = core.unrouted(request, GatehouseError(.badRequest, "\(request.method) is not allowed here"), status: 405)
             response.headers.append((name: "Allow", value: allow.joined(separator: ", ")))
             write(response, .other(.badRequest), exchange)
         case .notFound:
-            write(HTTPAnswers.error(GatehouseError(.notFound, "no such path")), .other(.notFound), exchange)
+            write(core.unrouted(request, GatehouseError(.notFound, "no such path")), .other(.notFound), exchange)
         case .badPath:
-            write(HTTPAnswers.error(GatehouseError(.badRequest, "the path is not well-formed")), .other(.badRequest), exchange)
+            write(core.unrouted(request, GatehouseError(.badRequest, "the path is not well-formed")), .other(.badRequest), exchange)
         }
     }
 

@@ -12,6 +12,7 @@ enum HTTPRoute: Sendable {
     case metrics
     case op
     case appStoreNotification
+    case revenueCat(RevenueCatRoute)
 
     static let router: HTTPRouter<HTTPRoute> = {
         var router = HTTPRouter<HTTPRoute>()
@@ -20,6 +21,7 @@ enum HTTPRoute: Sendable {
         router.add("GET", "/metrics", .metrics)
         router.add("POST", "/v1/op", .op)
         router.add("POST", "/v1/stores/app-store/{project}", .appStoreNotification)
+        for (method, pattern, route) in RevenueCatRoute.patterns { router.add(method, pattern, .revenueCat(route)) }
         return router
     }()
 }
@@ -29,6 +31,17 @@ enum HTTPHandling {
     case respond(HTTPResponse, RequestTally)
     /// `answer` turns the op's outcome into the response, on the loop, once the outcome is durable.
     case run(Request, Session, answer: @Sendable (RunOutcome) -> (HTTPResponse, RequestTally))
+    /// Several ops, one after another on the connection's inbox (``ServerCore/run(_:session:)``
+    /// each); the response goes out once the position it names is durable.
+    case work(@Sendable () async -> HTTPWorkAnswer)
+}
+
+/// What ``HTTPHandling/work(_:)`` answers.
+struct HTTPWorkAnswer: Sendable {
+    var response: HTTPResponse
+    var tally: RequestTally
+    /// The newest change the response shows (of every op it ran), which must be durable first.
+    var durableAt: LSN?
 }
 
 /// The HTTP routes as translations onto the op table: the same dispatch, roles, limits,
@@ -46,6 +59,8 @@ extension ServerCore {
             return op(request)
         case .appStoreNotification:
             return appStoreNotification(request, project: parameters["project"] ?? "")
+        case .revenueCat(let route):
+            return revenueCat(route, parameters: parameters, request)
         }
     }
 
@@ -148,7 +163,7 @@ extension ServerCore {
 
     /// The principal of the request's `Authorization: Bearer` key, checked as `hello` checks it;
     /// `nil` without one. A key that is not valid is `unauthorized`.
-    private func authenticate(_ request: HTTPRequest) -> Result<Principal?, GatehouseError> {
+    func authenticate(_ request: HTTPRequest) -> Result<Principal?, GatehouseError> {
         guard let authorization = request.headers["Authorization"] else { return .success(nil) }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {

@@ -14,6 +14,6 @@ enum ConfigOperations {
 
     static let get = Operation(name: "config.get", roles: [.server, .sdk], body: .async { context throws(GatehouseError) in
         let config = await context.project.config()
-        return Reply(["config": config.value.json], after: config.lsn)
+        return Reply(["config": config.value.json], after: config.lsn, config: config.value)
     })
 }

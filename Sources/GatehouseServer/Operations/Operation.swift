@@ -52,11 +52,24 @@ typealias ProjectStep = @Sendable (isolated Project) throws(GatehouseError) -> R
 struct Reply: Sendable {
     var result: JSONObject
     var durableAt: LSN?
+    /// The profile the answer shows, for front ends that answer in a form of their own (the
+    /// RevenueCat-compatible REST builds its subscriber object from it).
+    var shown: ShownProfile?
+    /// The config the answer shows (`config.get`), for the same front ends.
+    var config: ProjectConfig?
 
-    init(_ result: JSONObject, after lsn: LSN? = nil) {
+    init(_ result: JSONObject, after lsn: LSN? = nil, showing shown: ShownProfile? = nil, config: ProjectConfig? = nil) {
         self.result = result
         self.durableAt = lsn
+        self.shown = shown
+        self.config = config
     }
+}
+
+/// A profile as an op answered it, and whether the op created it.
+struct ShownProfile: Sendable {
+    var view: ProfileView
+    var created = false
 }
 
 /// What an operation's body gets: the request, who sent it, and the server.

@@ -14,7 +14,7 @@ enum ProfileOperations {
             let outcome = try project.createProfile(customerUserID: customerUserID, token: token, by: context.principal.role)
             var result = document(outcome.value.view, context)
             result.append("created", .bool(outcome.value.created))
-            return Reply(result, after: outcome.lsn)
+            return Reply(result, after: outcome.lsn, showing: ShownProfile(view: outcome.value.view, created: outcome.value.created))
         }
     })
 
@@ -38,7 +38,8 @@ enum ProfileOperations {
         }
         return { project throws(GatehouseError) in
             let view = try project.profile(lookup)
-            return Reply(document(view.value, context, attributes: context.principal.role == .server), after: view.lsn)
+            return Reply(document(view.value, context, attributes: context.principal.role == .server), after: view.lsn,
+                         showing: ShownProfile(view: view.value))
         }
     })
 
@@ -52,7 +53,7 @@ enum ProfileOperations {
             var result = document(outcome.value.view, context)
             result.append("switched", .bool(outcome.value.switched))
             result.append("merged_from", .array(outcome.value.mergedFrom.map { .string($0.description) }))
-            return Reply(result, after: outcome.lsn)
+            return Reply(result, after: outcome.lsn, showing: ShownProfile(view: outcome.value.view, created: outcome.value.created))
         }
     })
 

@@ -27,7 +27,7 @@ enum PurchaseOperations {
                 return try TestStore.transaction(transaction, config: config, nowMs: nowMs)
             }
         }
-        return Reply(document(outcome.value, context), after: outcome.lsn)
+        return reply(document(outcome.value, context), outcome)
     })
 
     static let restore = Operation(name: "purchase.restore", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
@@ -52,7 +52,7 @@ enum PurchaseOperations {
         var result = document(outcome.value, context)
         result.append("transferred_from", .array(outcome.value.transferredFrom.map { .string($0.description) }))
         result.append("kept_by_other", .array(outcome.value.keptByOther.map { .string($0) }))
-        return Reply(result, after: outcome.lsn)
+        return reply(result, outcome)
     })
 
     /// `store.notify`'s number in the op table, for the store endpoints' metrics.
@@ -84,11 +84,10 @@ enum PurchaseOperations {
         let fields = context.fields
         let id = try ProfileOperations.profileID(fields)
         let entitlement = try fields.string("entitlement")
-        guard fields.object["expires_ms"] != nil else { throw GatehouseError.badField("expires_ms", "is required (null: for life)") }
-        let expiresMs = try fields.optionalInt("expires_ms", in: 0...(Int64(1) << 53))
+        let end = try grantEnd(fields)
         return { project throws(GatehouseError) in
-            let outcome = try project.grantEntitlement(profile: id, entitlement: entitlement, expiresMs: expiresMs)
-            return Reply(document(outcome.value, context), after: outcome.lsn)
+            let outcome = try project.grantEntitlement(profile: id, entitlement: entitlement, expiring: end)
+            return reply(document(outcome.value, context), outcome)
         }
     })
 
@@ -98,9 +97,30 @@ enum PurchaseOperations {
         let entitlement = try fields.string("entitlement")
         return { project throws(GatehouseError) in
             let outcome = try project.revokeEntitlement(profile: id, entitlement: entitlement)
-            return Reply(document(outcome.value, context), after: outcome.lsn)
+            return reply(document(outcome.value, context), outcome)
         }
     })
+
+    /// When a grant ends, reckoned from its start: `expires_ms` (null: for life), or one of
+    /// RevenueCat's named durations (`duration`), which the RevenueCat-compatible REST passes on.
+    private static func grantEnd(_ fields: Fields) throws(GatehouseError) -> @Sendable (Int64) -> Int64? {
+        if let name = try fields.optionalString("duration") {
+            guard fields.object["expires_ms"] == nil else { throw GatehouseError.badField("duration", "is given with expires_ms: name one") }
+            guard let duration = PromotionalDuration(rawValue: name) else {
+                let names = PromotionalDuration.allCases.map(\.rawValue).joined(separator: ", ")
+                throw GatehouseError.badField("duration", "must be one of \(names)")
+            }
+            return { duration.end(fromMs: $0) }
+        }
+        guard fields.object["expires_ms"] != nil else { throw GatehouseError.badField("expires_ms", "is required (null: for life; or duration)") }
+        let expiresMs = try fields.optionalInt("expires_ms", in: 0...(Int64(1) << 53))
+        return { _ in expiresMs }
+    }
+
+    /// The answer of an op that shows the profile it acted on.
+    private static func reply(_ result: JSONObject, _ outcome: Committed<PurchaseOutcome>) -> Reply {
+        Reply(result, after: outcome.lsn, showing: outcome.value.view.map { ShownProfile(view: $0) })
+    }
 
     private static func document(_ outcome: PurchaseOutcome, _ context: OperationContext) -> JSONObject {
         guard let view = outcome.view else { return [:] }

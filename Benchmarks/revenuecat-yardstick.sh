@@ -1,0 +1,104 @@
+#!/bin/bash
+# wrk (Debian) against the RevenueCat-compatible GET /v1/subscribers/{id}, against nginx (Debian)
+# serving a static file, 50 connections (keep-alive) on 2 wrk threads for 10 s each, alternating,
+# twice each, in one run (issue 19):
+#   - revalidation: Gatehouse answering 304 to a matching X-RevenueCat-ETag (decided on the event
+#     loop from published cursors), nginx answering 304 to If-None-Match for the file;
+#   - no ETag: Gatehouse answering 200 with the full subscriber object (the profile has an App
+#     Store-shaped subscription through the test store), nginx answering 200 with a file of the
+#     same bytes.
+# nginx runs one worker process, as Gatehouse answers on one event-loop thread by default.
+# Run from the repository: it builds release first, unless B points at a built binary's directory.
+# Everything listens on 127.0.0.1 and runs under `timeout`; both servers are stopped by pid.
+set -u
+if [ -z "${B:-}" ]; then swift build -c release >/dev/null || exit 1; B=.build/release; fi
+KEY=ak_yardstick_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+T=$(mktemp -d /tmp/gh-rc-yard.XXXXXX)
+chmod 0755 "$T"
+gatehouse=; nginx=
+stop() {
+  for pid in $gatehouse $nginx; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap stop EXIT
+
+timeout 400 "$B/gatehouse" serve --data-dir "$T/data" --listen 127.0.0.1:0 --http=127.0.0.1:0 --admin-key "$KEY" \
+  --fsync always --log-level warning >"$T/serve.out" 2>"$T/serve.err" &
+gatehouse=$!
+for _ in $(seq 100); do grep -q '^http on ' "$T/serve.out" 2>/dev/null && break; sleep 0.1; done
+HTTP=$(sed -n 's/^http on \([^ ]*\).*/\1/p' "$T/serve.out")
+LINE=$(sed -n 's/.* listening on \([^ ]*\).*/\1/p' "$T/serve.out")
+[ -n "$HTTP" ] || { echo "gatehouse did not say where it serves HTTP:"; cat "$T/serve.out" "$T/serve.err"; exit 1; }
+
+# A project with the test store, a customer with a subscription.
+KEYS=$("$B/gatehouse" project create acme --connect "${LINE:-127.0.0.1:7411}" --key "$KEY")
+PUBLIC=$(printf '%s' "$KEYS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["keys"]["apple"])')
+SECRET=$(printf '%s' "$KEYS" | python3 -c 'import json,sys; print(json.load(sys.stdin)["keys"]["secret"])')
+op() { curl -sf "http://$HTTP/v1/op" -H "Authorization: Bearer $SECRET" -d "$1" || { echo "op failed: $1" >&2; exit 1; }; }
+op >/dev/null '{"op":"config.put","config":{"entitlements":[{"id":"pro"}],"products":[{"id":"pro_monthly","type":"subscription","entitlements":["pro"]}],"currencies":[{"code":"COINS","name":"Coins"}],"stores":{"test":true}}}'
+PROFILE=$(op '{"op":"profile.create","customer_user_id":"customer-1"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["profile"]["profile_id"])')
+NOW=$(date +%s%3N)
+op >/dev/null '{"op":"purchase.report","profile_id":"'"$PROFILE"'","store":"test","transaction":{"transaction_id":"t1","original_transaction_id":"t1","product_id":"pro_monthly","purchased_ms":'"$NOW"',"expires_ms":'"$((NOW + 2592000000))"',"price":9.99,"currency":"USD"}}'
+URL="http://$HTTP/v1/subscribers/customer-1"
+curl -sS -D "$T/head" -o "$T/www-body" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-Platform: iOS"
+ETAG=$(tr -d '\r' <"$T/head" | sed -n 's/^[Xx]-[Rr]evenue[Cc]at-[Ee][Tt]ag: //p')
+[ -n "$ETAG" ] || { echo "no ETag:"; cat "$T/head"; exit 1; }
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-RevenueCat-ETag: $ETAG")
+[ "$STATUS" = 304 ] || { echo "revalidation answered $STATUS, not 304"; exit 1; }
+
+NGINX_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$T/www" && chmod 0755 "$T/www"
+cp "$T/www-body" "$T/www/subscriber" && chmod 0644 "$T/www/subscriber"
+cat >"$T/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 1;
+pid $T/nginx.pid;
+error_log $T/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $T/nginx-body;
+    proxy_temp_path $T/nginx-proxy;
+    fastcgi_temp_path $T/nginx-fastcgi;
+    uwsgi_temp_path $T/nginx-uwsgi;
+    scgi_temp_path $T/nginx-scgi;
+    keepalive_requests 100000000;
+    keepalive_timeout 60s;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        root $T/www;
+        location = /subscriber { default_type application/json; etag on; }
+    }
+}
+EOF
+timeout 400 nginx -c "$T/nginx.conf" -p "$T" -e "$T/nginx-error.log" &
+nginx=$!
+NGINX_URL="http://127.0.0.1:$NGINX_PORT/subscriber"
+for _ in $(seq 100); do curl -sf -o /dev/null "$NGINX_URL" && break; sleep 0.1; done
+NGINX_ETAG=$(curl -sS -D - -o /dev/null "$NGINX_URL" | tr -d '\r' | sed -n 's/^[Ee][Tt]ag: //p')
+STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$NGINX_URL" -H "If-None-Match: $NGINX_ETAG")
+[ "$STATUS" = 304 ] || { echo "nginx answered $STATUS, not 304"; exit 1; }
+echo "subscriber object: $(wc -c <"$T/www-body") bytes; ETag $ETAG"
+
+# One line per run: name, requests/s, p50, p99 (wrk's own units), and any non-2xx/3xx answers.
+run() {
+  local name=$1 url=$2; shift 2
+  wrk -t2 -c50 -d10s --latency "$@" "$url" | awk -v name="$name" '
+    /Requests\/sec:/ { rate = $2 }
+    $1 == "50%" { p50 = $2 }
+    $1 == "99%" { p99 = $2 }
+    /Non-2xx|Socket errors/ { errors = errors " " $0 }
+    END { printf "%-22s %12s %10s %10s%s\n", name, rate, p50, p99, errors }'
+}
+RESULTS=$T/results
+for round in 1 2; do
+  run "gatehouse 304" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-RevenueCat-ETag: $ETAG" -H "X-Platform: iOS" >>"$RESULTS"
+  run "nginx 304" "$NGINX_URL" -H "If-None-Match: $NGINX_ETAG" >>"$RESULTS"
+done
+for round in 1 2; do
+  run "gatehouse 200 (no ETag)" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-Platform: iOS" >>"$RESULTS"
+  run "nginx 200 (same body)" "$NGINX_URL" >>"$RESULTS"
+done
+printf "%-22s %12s %10s %10s\n" "server" "requests/s" "p50" "p99"
+cat "$RESULTS"

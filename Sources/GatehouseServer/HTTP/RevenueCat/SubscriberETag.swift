@@ -1,0 +1,106 @@
+import GatehouseBase
+import GatehouseCore
+import GatehouseRuntime
+
+/// The `X-RevenueCat-ETag` of a subscriber object (HTTP.md, "ETag"). Opaque to the SDK, it
+/// carries what decides whether the body would still be the same, so that a revalidation is
+/// answered on the loop from the project's published cursors, without entering its actor:
+///
+/// - the profile and its document cursor (the last change of anything its body shows, the
+///   attributes included, which the secret key's body shows and which move `last_seen`);
+/// - the config's cursor (entitlement and product definitions shape the body);
+/// - the first moment the body changes by time alone, when a purchase or grant in it expires or
+///   enters or leaves grace: the SDK judges `expires_date` against the `request_date` of the
+///   body it holds, so a 304 after that moment would keep a lapsed entitlement active;
+/// - which key asked (the secret key's body has attributes) and a hash of the app user id the
+///   path named, so an ETag is only ever good for the request it was made for.
+///
+/// `v1.<profile id>.<document cursor>.<config cursor>.<changes at ms, or ->.<p|s>.<id hash>`, numbers in hex.
+struct SubscriberETag: Equatable, Sendable {
+    static let header = "X-RevenueCat-ETag"
+
+    var profile: ProfileID
+    var documentCursor: UInt64
+    var configCursor: UInt64
+    var changesAtMs: Int64?
+    var secret: Bool
+    var requested: UInt64
+
+    init(profile: ProfileID, documentCursor: UInt64, configCursor: UInt64, changesAtMs: Int64?, secret: Bool, requested: UInt64) {
+        self.profile = profile
+        self.documentCursor = documentCursor
+        self.configCursor = configCursor
+        self.changesAtMs = changesAtMs
+        self.secret = secret
+        self.requested = requested
+    }
+
+    /// The ETag of the body built from `view`, for the app user id `requested` names.
+    init(_ view: ProfileView, requested: String, secret: Bool, board: SyncBoard) {
+        self.init(
+            profile: view.profile.id, documentCursor: view.profile.documentCursor, configCursor: board.configCursor,
+            changesAtMs: Self.changesAt(view.holdings, after: view.nowMs), secret: secret, requested: Self.hash(requested)
+        )
+    }
+
+    /// The first moment after `nowMs` at which something the body shows changes by time alone.
+    static func changesAt(_ holdings: ProjectState.Holdings, after nowMs: Int64) -> Int64? {
+        var first: Int64?
+        func consider(_ moment: Int64?) {
+            guard let moment, moment > nowMs else { return }
+            first = min(first ?? moment, moment)
+        }
+        for subscription in holdings.subscriptions {
+            consider(subscription.nextDeadlineMs)
+            consider(subscription.expiresMs)
+            consider(subscription.graceExpiresMs)
+        }
+        for entitlement in holdings.entitlements {
+            consider(entitlement.expiresMs)
+            consider(entitlement.graceExpiresMs)
+        }
+        return first
+    }
+
+    /// Whether a body with this ETag is still the one `requested` would get from `board`'s
+    /// project at `nowMs`, for the key kind that asks.
+    func holds(for requested: String, secret: Bool, board: SyncBoard, nowMs: Int64) -> Bool {
+        guard self.secret == secret, self.requested == Self.hash(requested), changesAtMs.map({ nowMs < $0 }) ?? true,
+            board.configCursor == configCursor
+        else { return false }
+        return board.documentCursor(of: profile) == documentCursor
+    }
+
+    var text: String {
+        let changes = changesAtMs.map { String($0, radix: 16) } ?? "-"
+        return "v1.\(profile).\(String(documentCursor, radix: 16)).\(String(configCursor, radix: 16)).\(changes)."
+            + "\(secret ? "s" : "p").\(String(requested, radix: 16))"
+    }
+
+    init?(parsing text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 7, parts[0] == "v1", let profile = ProfileID(parsing: String(parts[1])),
+            let documentCursor = UInt64(parts[2], radix: 16), let configCursor = UInt64(parts[3], radix: 16),
+            parts[5] == "s" || parts[5] == "p", let requested = UInt64(parts[6], radix: 16)
+        else { return nil }
+        let changesAtMs: Int64?
+        if parts[4] == "-" {
+            changesAtMs = nil
+        } else {
+            guard let moment = Int64(parts[4], radix: 16) else { return nil }
+            changesAtMs = moment
+        }
+        self.init(profile: profile, documentCursor: documentCursor, configCursor: configCursor, changesAtMs: changesAtMs,
+                  secret: parts[5] == "s", requested: requested)
+    }
+
+    /// FNV-1a of the id's UTF-8: it tells ids apart, it guards nothing (a 304 shows no data).
+    static func hash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}
