@@ -1,12 +1,19 @@
 /// One app user (DESIGN.md, "Profiles and identity"): anonymous until it has a customer user
-/// id, always with an app account token, possibly with the ids of profiles merged into it.
+/// id, always with an app account token, possibly with the install id it was created with and
+/// the ids of profiles merged into it.
 public struct Profile: Sendable, Equatable {
     public let id: ProfileID
     /// The app's own id for the user, 1–255 characters after trimming; never changes once set.
     public var customerUserID: String?
     public var token: AppAccountToken
+    /// The install id the profile was created with, if any; it never changes.
+    public let installID: InstallID?
     /// Ids of profiles merged into this one (under `login: alias`); they resolve to it forever.
     public var aliases: [ProfileID]
+    /// The install ids of the profiles merged into this one (theirs and what they had absorbed),
+    /// in install id order: they resolve to it as its aliases do. The profile document does not
+    /// show them.
+    public var mergedInstallIDs: [InstallID]
     /// The tokens of the profiles merged into this one, in token order: they resolve to it
     /// until it takes one as its own. The ``ProfileDirectory`` keeps them (a snapshot stores them
     /// beside the profiles, not in them); the profile document does not show them.
@@ -26,13 +33,16 @@ public struct Profile: Sendable, Equatable {
     }
 
     public init(
-        id: ProfileID, customerUserID: String?, token: AppAccountToken, aliases: [ProfileID] = [],
-        attributes: [String: String] = [:], createdMs: Int64, lastSeenMs: Int64, cursor: UInt64
+        id: ProfileID, customerUserID: String?, token: AppAccountToken, installID: InstallID? = nil, aliases: [ProfileID] = [],
+        mergedInstallIDs: [InstallID] = [], attributes: [String: String] = [:], createdMs: Int64, lastSeenMs: Int64,
+        cursor: UInt64
     ) {
         self.id = id
         self.customerUserID = customerUserID
         self.token = token
+        self.installID = installID
         self.aliases = aliases
+        self.mergedInstallIDs = mergedInstallIDs
         self.attributes = attributes
         self.createdMs = createdMs
         self.lastSeenMs = lastSeenMs
