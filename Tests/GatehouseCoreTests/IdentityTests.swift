@@ -48,13 +48,15 @@ struct IdentityWorld {
 
     @discardableResult
     mutating func create(
-        _ customerUserID: String? = nil, token: AppAccountToken? = nil, ownsPurchase: ((ProfileID) -> Bool)? = nil
+        _ customerUserID: String? = nil, token: AppAccountToken? = nil, installID: InstallID? = nil,
+        ownsPurchase: ((ProfileID) -> Bool)? = nil
     ) throws(GatehouseError) -> ProfileDecision {
         guard let ownsPurchase else {
-            return commit(try state.createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random))
+            return commit(try state.createProfile(customerUserID: customerUserID, token: token, installID: installID, nowMs: nowMs,
+                                                  random: random))
         }
-        return commit(try state.createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random,
-                                              ownsPurchase: ownsPurchase))
+        return commit(try state.createProfile(customerUserID: customerUserID, token: token, installID: installID, nowMs: nowMs,
+                                              random: random, ownsPurchase: ownsPurchase))
     }
 
     @discardableResult
@@ -150,6 +152,15 @@ struct CustomerUserIDNormalization {
     @Test func charactersAreCountedNotBytes() throws {
         let accented = String(repeating: "é", count: 255)
         #expect(try ProjectState.normalizeCustomerUserID(accented) == accented)
+    }
+
+    @Test func anIDThatBeginsAsAnInstallIDDoesIsRejected() throws {
+        for raw in ["$RCAnonymousID:0123456789abcdef0123456789abcdef", "$RCAnonymousID:alice", "  $RCAnonymousID:x"] {
+            #expect(rejectionCode { () throws(GatehouseError) in try ProjectState.normalizeCustomerUserID(raw) }
+                == .invalidCustomerUserID, "\(raw)")
+        }
+        #expect(try ProjectState.normalizeCustomerUserID("alice$RCAnonymousID:") == "alice$RCAnonymousID:")
+        #expect(try ProjectState.normalizeCustomerUserID("$RCAnonymous") == "$RCAnonymous")
     }
 }
 

@@ -12,7 +12,7 @@ enum PurchaseOperations {
 
     static let report = Operation(name: "purchase.report", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let store = try fields.string("store")
         let outcome: Committed<PurchaseOutcome>
         if store == TestStore.appStoreName {
@@ -32,7 +32,7 @@ enum PurchaseOperations {
 
     static let restore = Operation(name: "purchase.restore", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let store = try fields.string("store")
         let outcome: Committed<PurchaseOutcome>
         if store == TestStore.appStoreName {
@@ -82,7 +82,7 @@ enum PurchaseOperations {
 
     static let grant = Operation(name: "entitlement.grant", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let entitlement = try fields.string("entitlement")
         guard fields.object["expires_ms"] != nil else { throw GatehouseError.badField("expires_ms", "is required (null: for life)") }
         let expiresMs = try fields.optionalInt("expires_ms", in: 0...(Int64(1) << 53))
@@ -94,7 +94,7 @@ enum PurchaseOperations {
 
     static let revoke = Operation(name: "entitlement.revoke", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let entitlement = try fields.string("entitlement")
         return { project throws(GatehouseError) in
             let outcome = try project.revokeEntitlement(profile: id, entitlement: entitlement)

@@ -63,6 +63,7 @@ public enum ProfileDocument {
         [
             "profile_id": .string(profile.id.description),
             "customer_user_id": .optional(profile.customerUserID) { .string($0) },
+            "install_id": .optional(profile.installID) { .string($0.description) },
             "app_account_token": .string(profile.token.description),
             "aliases": .array(profile.aliases.map { .string($0.description) }),
             "created_ms": .int(profile.createdMs),
