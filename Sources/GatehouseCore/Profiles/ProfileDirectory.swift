@@ -88,6 +88,13 @@ public struct ProfileDirectory: Sendable {
         slot(of: id).map { profiles[$0].cursors.latest }
     }
 
+    /// The sequence number of the last change of anything a document of the profile whose own id
+    /// is `id` shows, its attributes included: ``cursor(of:)`` or its attributes cursor,
+    /// whichever is newer.
+    public func documentCursor(of id: ProfileID) -> UInt64? {
+        slot(of: id).map { max(profiles[$0].cursors.latest, profiles[$0].attributesCursor) }
+    }
+
     /// Tokens of merged-away profiles and who they resolve to.
     public var aliasTokens: [AppAccountToken: ProfileID] {
         Dictionary(uniqueKeysWithValues: aliasTokensInOrder.lazy.map { ($0.token, $0.owner) })

@@ -218,25 +218,54 @@ extension ProjectState {
 
     // MARK: profile.attributes
 
+    /// Decides which updates win: the batch lists only those, so replay applies them as they are.
     public func updateAttributes(profile id: ProfileID, _ updates: [AttributeUpdate], nowMs: Int64)
         throws(GatehouseError) -> ProfileDecision
     {
         let profile = try resolveProfile(id)
-        try Self.validateAttributeUpdates(updates, on: profile.attributes)
-        let changes: [Change] = updates.isEmpty ? [] : [.attributesUpdated(profile.id, updates)]
+        let winning = try Self.winningAttributeUpdates(updates, on: profile.attributes, nowMs: nowMs)
+        let changes: [Change] = winning.isEmpty ? [] : [.attributesUpdated(profile.id, winning)]
         return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: profile.id)
     }
 
-    /// Keys of 1–40 characters, values of at most 500, at most 50 keys once applied, at most 100
-    /// updates at once; the error names `attributes.<key>`.
-    static func validateAttributeUpdates(_ updates: [AttributeUpdate], on attributes: [String: String])
-        throws(GatehouseError)
+    /// The updates that change something, in order, each checked against the attribute as the
+    /// updates before it left it: one older than that attribute is ignored (equal or newer
+    /// wins), as is one that leaves it as it is and a delete of a key not there; `""` deletes, as
+    /// `null` does. No time is kept for a deleted key, so an older set after a delete wins.
+    /// Keys of 1–40 characters, values of at most 500 and at most 100 updates at once are checked
+    /// on every update first, then at most 50 keys on what the winners leave; the error names
+    /// `attributes.<key>`.
+    static func winningAttributeUpdates(_ updates: [AttributeUpdate], on attributes: [String: ProfileAttribute], nowMs: Int64)
+        throws(GatehouseError) -> [AttributeUpdate]
     {
+        try validateAttributeUpdates(updates)
+        var result = attributes
+        var winning: [AttributeUpdate] = []
+        var overflowingKey: String?
+        for update in updates {
+            let updatedMs = update.updatedMs ?? nowMs
+            let value = update.value.flatMap { $0.isEmpty ? nil : $0 }
+            let current = result[update.key]
+            if let current, updatedMs < current.updatedMs { continue }
+            let next = value.map { ProfileAttribute(value: $0, updatedMs: updatedMs) }
+            guard next != current else { continue }
+            result[update.key] = next
+            winning.append(AttributeUpdate(key: update.key, value: value, updatedMs: update.updatedMs))
+            if result.count > ProfileLimits.attributesPerProfileMax, overflowingKey == nil { overflowingKey = update.key }
+        }
+        guard result.count <= ProfileLimits.attributesPerProfileMax else {
+            let field = overflowingKey.map { "attributes.\($0)" } ?? "attributes"
+            throw .badField(field, "a profile holds at most \(ProfileLimits.attributesPerProfileMax) attributes")
+        }
+        return winning
+    }
+
+    /// What every update must be, whatever it meets: at most 100 of them, keys of 1–40
+    /// characters, values of at most 500.
+    private static func validateAttributeUpdates(_ updates: [AttributeUpdate]) throws(GatehouseError) {
         guard updates.count <= ProfileLimits.attributeUpdatesPerRequestMax else {
             throw .badField("attributes", "at most \(ProfileLimits.attributeUpdatesPerRequestMax) updates at once")
         }
-        var result = attributes
-        var overflowingKey: String?
         for update in updates {
             let field = "attributes.\(update.key)"
             guard ProfileLimits.attributeKeyCharacters.contains(update.key.count) else {
@@ -245,12 +274,6 @@ extension ProjectState {
             if let value = update.value, value.count > ProfileLimits.attributeValueCharactersMax {
                 throw .badField(field, "a value is at most \(ProfileLimits.attributeValueCharactersMax) characters")
             }
-            result[update.key] = update.value
-            if result.count > ProfileLimits.attributesPerProfileMax, overflowingKey == nil { overflowingKey = update.key }
-        }
-        guard result.count <= ProfileLimits.attributesPerProfileMax else {
-            let field = overflowingKey.map { "attributes.\($0)" } ?? "attributes"
-            throw .badField(field, "a profile holds at most \(ProfileLimits.attributesPerProfileMax) attributes")
         }
     }
 

@@ -72,13 +72,7 @@ enum ProfileOperations {
         let id = try profileLookup(fields)
         let object = try fields.object("attributes")
         var updates: [ProjectState.AttributeUpdate] = []
-        for member in object.object.members {
-            switch member.value {
-            case .null: updates.append(.init(key: member.key, value: nil))
-            case .string(let value): updates.append(.init(key: member.key, value: value))
-            default: throw GatehouseError.badField("attributes.\(member.key)", "expected a string or null, got \(member.value.typeName)")
-            }
-        }
+        for member in object.object.members { updates.append(try attributeUpdate(member, in: object)) }
         return { [updates] project throws(GatehouseError) in
             let updated = try project.updateAttributes(profile: id, updates)
             guard context.principal.role == .server else { return Reply([:], after: updated.lsn) }
@@ -119,6 +113,31 @@ enum ProfileOperations {
         }
         return installID
     }
+
+    /// One member of `attributes`: a string or `null` (set now, or delete), or RevenueCat's
+    /// `{"value": string or null, "updated_at_ms": integer}` (set or delete as of that time).
+    static func attributeUpdate(_ member: JSONObject.Member, in attributes: Fields) throws(GatehouseError)
+        -> ProjectState.AttributeUpdate
+    {
+        let field = attributes.name(member.key)
+        switch member.value {
+        case .null: return .init(key: member.key, value: nil)
+        case .string(let value): return .init(key: member.key, value: value)
+        case .object(let object):
+            let timed = Fields(object, path: field)
+            guard let value = object["value"] else { throw GatehouseError.badField(timed.name("value"), "is required (null deletes)") }
+            guard value.isNull || value.stringValue != nil else {
+                throw GatehouseError.badField(timed.name("value"), "expected a string or null, got \(value.typeName)")
+            }
+            let updatedMs = try timed.int("updated_at_ms", in: 0...Self.attributeTimeMaxMs)
+            return .init(key: member.key, value: value.stringValue, updatedMs: updatedMs)
+        default:
+            throw GatehouseError.badField(field, "expected a string, null or {value, updated_at_ms}, got \(member.value.typeName)")
+        }
+    }
+
+    /// The latest `updated_at_ms` taken: 2^53, the most a JSON number holds exactly.
+    static let attributeTimeMaxMs = Int64(1) << 53
 
     static func token(_ fields: Fields, _ key: String) throws(GatehouseError) -> AppAccountToken? {
         guard let text = try fields.optionalString(key) else { return nil }

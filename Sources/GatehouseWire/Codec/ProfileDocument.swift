@@ -71,9 +71,12 @@ public enum ProfileDocument {
         ]
     }
 
-    /// A profile's attributes, keys in order.
+    /// A profile's attributes, keys in order, each as its value (the times are in
+    /// ``Profile/attributes``, for forms that show them).
     public static func attributes(_ profile: Profile) -> JSONValue {
-        .object(JSONObject(members: profile.attributes.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: .string($0.value)) }))
+        .object(JSONObject(members: profile.attributes.sorted { $0.key < $1.key }.map {
+            JSONObject.Member(key: $0.key, value: .string($0.value.value))
+        }))
     }
 }
 
