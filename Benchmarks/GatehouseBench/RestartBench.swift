@@ -139,7 +139,7 @@ enum RestartBench {
                 }
                 let transactionID = "\(2_000_000_000_000 + index)"
                 try await durable(log, "the purchase of user-\(index)") {
-                    let purchase = try await project.reportPurchase(profile: id) { _, nowMs throws(GatehouseError) in
+                    let purchase = try await project.reportPurchase(profile: .id(id)) { _, nowMs throws(GatehouseError) in
                         StoreTransaction(
                             store: "test", kind: .subscription, transactionID: transactionID,
                             originalTransactionID: transactionID, productID: "pro_monthly", purchasedMs: nowMs,

@@ -2,11 +2,15 @@ import GatehouseBase
 public import GatehouseCore
 public import GatehouseStorage
 
-/// How a request names a profile.
-public enum ProfileLookup: Sendable {
+/// How a request names a profile. A lookup is resolved inside the project's actor, in the same
+/// visit as the rule it is for, so nothing can change the profile it names in between.
+public enum ProfileLookup: Sendable, Equatable {
+    /// A profile id or an alias.
     case id(ProfileID)
     case customerUserID(String)
     case token(AppAccountToken)
+    /// The install id a profile was created with, or that of a profile merged into it.
+    case installID(InstallID)
 }
 
 /// What a profile answer is built from: the profile and the project config it is read against.
@@ -38,41 +42,49 @@ extension Project {
 
     /// `role`: who asks; a profile the public key's role (`sdk`) creates takes a token of the
     /// project's limit (``carryOut(_:by:)``). So do `identify` and `logout`, which may create one.
-    public func createProfile(customerUserID: String?, token: AppAccountToken?, by role: Role) throws(GatehouseError)
-        -> Committed<ProfileOutcome>
-    {
+    public func createProfile(
+        customerUserID: String?, token: AppAccountToken?, installID: InstallID? = nil, by role: Role
+    ) throws(GatehouseError) -> Committed<ProfileOutcome> {
         let (now, random) = (nowMs, random)
-        let decision = try reading { state throws(GatehouseError) in try state.createProfile(customerUserID: customerUserID, token: token, nowMs: now, random: random) }
+        let decision = try reading { state throws(GatehouseError) in
+            try state.createProfile(customerUserID: customerUserID, token: token, installID: installID, nowMs: now, random: random)
+        }
         return try carryOut(decision, by: role)
     }
 
-    public func identify(profile: ProfileID, customerUserID: String, token: AppAccountToken?, by role: Role)
+    public func identify(profile lookup: ProfileLookup, customerUserID: String, token: AppAccountToken?, by role: Role)
         throws(GatehouseError) -> Committed<ProfileOutcome>
     {
         let (now, random) = (nowMs, random)
+        // The customer user id is checked before the profile is looked up (rule 1), whatever names it.
+        _ = try ProjectState.normalizeCustomerUserID(customerUserID)
+        let profile = try resolveID(lookup)
         let decision = try reading { state throws(GatehouseError) in
             try state.identify(profile: profile, customerUserID: customerUserID, token: token, nowMs: now, random: random)
         }
         return try carryOut(decision, by: role)
     }
 
-    public func logout(profile: ProfileID, by role: Role) throws(GatehouseError) -> Committed<ProfileOutcome> {
+    public func logout(profile lookup: ProfileLookup, by role: Role) throws(GatehouseError) -> Committed<ProfileOutcome> {
         let (now, random) = (nowMs, random)
+        let profile = try resolveID(lookup)
         let decision = try reading { state throws(GatehouseError) in try state.logout(profile: profile, nowMs: now, random: random) }
         return try carryOut(decision, by: role)
     }
 
-    public func updateAttributes(profile: ProfileID, _ updates: [ProjectState.AttributeUpdate]) throws(GatehouseError)
-        -> Committed<Profile>
+    public func updateAttributes(profile lookup: ProfileLookup, _ updates: [ProjectState.AttributeUpdate])
+        throws(GatehouseError) -> Committed<Profile>
     {
         let now = nowMs
+        let profile = try resolveID(lookup)
         let decision = try reading { state throws(GatehouseError) in try state.updateAttributes(profile: profile, updates, nowMs: now) }
         let outcome = try carryOut(decision)
         return Committed(outcome.value.view.profile, lsn: outcome.lsn)
     }
 
-    public func deleteProfile(_ id: ProfileID) throws(GatehouseError) -> LSN {
+    public func deleteProfile(_ lookup: ProfileLookup) throws(GatehouseError) -> LSN {
         let now = nowMs
+        let id = try resolveID(lookup)
         let decision = try reading { state throws(GatehouseError) in try state.deleteProfile(id, nowMs: now) }
         return try commitIfAny(decision.batch)
     }
@@ -96,15 +108,22 @@ extension Project {
         case .token(let token):
             guard let profile = peek({ $0.profiles.profile(token: token) }) else { throw .notFound("a profile with that app account token") }
             return profile
+        case .installID(let installID):
+            return try reading { state throws(GatehouseError) in try state.resolveProfile(installID: installID) }
         }
     }
 
     /// The profile id `lookup` names, for a rule that resolves an id itself (with
     /// ``ProjectState/resolveProfileID(_:)``, whose errors are ``resolve(_:)``'s): an id is passed
-    /// on as it is, without copying its profile out here first.
+    /// on as it is, without copying its profile out here first; an install id becomes the id of
+    /// the profile it resolves to.
     func resolveID(_ lookup: ProfileLookup) throws(GatehouseError) -> ProfileID {
-        if case .id(let id) = lookup { return id }
-        return try resolve(lookup).id
+        switch lookup {
+        case .id(let id): return id
+        case .installID(let installID):
+            return try reading { state throws(GatehouseError) in try state.resolveProfileID(installID: installID) }
+        case .customerUserID, .token: return try resolve(lookup).id
+        }
     }
 
     /// Logs and applies what an identity rule decided. A decision that creates a profile for
@@ -172,7 +191,8 @@ extension Project {
 
 extension Project {
     /// The config a profile's `offerings` answer is built from (the profile must exist here).
-    public func offerings(for id: ProfileID) throws(GatehouseError) -> Committed<ProjectConfig> {
+    public func offerings(for lookup: ProfileLookup) throws(GatehouseError) -> Committed<ProjectConfig> {
+        let id = try resolveID(lookup)
         let config = try reading { state throws(GatehouseError) in
             _ = try state.resolveProfile(id)
             return state.config

@@ -19,19 +19,21 @@ public typealias StoreInput<Value> = @Sendable (ProjectConfig, _ nowMs: Int64) t
 
 /// Purchase ops, inside the project's actor: decide (pure rules in GatehouseCore), log, apply.
 extension Project {
-    public func reportPurchase(profile: ProfileID, _ input: StoreInput<StoreTransaction>) throws(GatehouseError)
+    public func reportPurchase(profile lookup: ProfileLookup, _ input: StoreInput<StoreTransaction>) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {
         let now = nowMs
         let transaction = try input(peek { $0.config }, now)
+        let profile = try resolveID(lookup)
         return try carryOut(try reading { state throws(GatehouseError) in try state.reportPurchase(profile: profile, transaction: transaction, nowMs: now) })
     }
 
-    public func restorePurchases(profile: ProfileID, _ input: StoreInput<[StoreTransaction]>) throws(GatehouseError)
+    public func restorePurchases(profile lookup: ProfileLookup, _ input: StoreInput<[StoreTransaction]>) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {
         let now = nowMs
         let transactions = try input(peek { $0.config }, now)
+        let profile = try resolveID(lookup)
         return try carryOut(try reading { state throws(GatehouseError) in try state.restorePurchases(profile: profile, transactions: transactions, nowMs: now) })
     }
 
@@ -41,26 +43,30 @@ extension Project {
         return try carryOut(try reading { state throws(GatehouseError) in try state.notify(notification, nowMs: now) }, withDocument: false)
     }
 
-    public func grantEntitlement(profile: ProfileID, entitlement: String, expiresMs: Int64?) throws(GatehouseError)
+    public func grantEntitlement(profile lookup: ProfileLookup, entitlement: String, expiresMs: Int64?) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {
-        try grantEntitlement(profile: profile, entitlement: entitlement) { _ in expiresMs }
+        try grantEntitlement(profile: lookup, entitlement: entitlement) { _ in expiresMs }
     }
 
     /// A grant whose end is reckoned from the moment it is made (`nil`: for life), which is the
     /// grant's start: a duration such as RevenueCat's `monthly` ends exactly one month after it.
-    public func grantEntitlement(profile: ProfileID, entitlement: String, expiring expiresMs: @Sendable (_ startMs: Int64) -> Int64?)
+    public func grantEntitlement(profile lookup: ProfileLookup, entitlement: String, expiring expiresMs: @Sendable (_ startMs: Int64) -> Int64?)
         throws(GatehouseError) -> Committed<PurchaseOutcome>
     {
         let now = nowMs
         let end = expiresMs(now)
+        let profile = try resolveID(lookup)
         return try carryOut(try reading { state throws(GatehouseError) in
             try state.grantEntitlement(profile: profile, entitlement: entitlement, expiresMs: end, nowMs: now)
         })
     }
 
-    public func revokeEntitlement(profile: ProfileID, entitlement: String) throws(GatehouseError) -> Committed<PurchaseOutcome> {
+    public func revokeEntitlement(profile lookup: ProfileLookup, entitlement: String) throws(GatehouseError)
+        -> Committed<PurchaseOutcome>
+    {
         let now = nowMs
+        let profile = try resolveID(lookup)
         return try carryOut(try reading { state throws(GatehouseError) in try state.revokeEntitlement(profile: profile, entitlement: entitlement, nowMs: now) })
     }
 

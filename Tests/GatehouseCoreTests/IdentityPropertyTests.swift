@@ -3,7 +3,7 @@ import GatehouseBase
 import Testing
 
 // Seeded random runs of create / identify / logout / attributes / delete over a small pool of
-// customer user ids and tokens, so the rules collide often. After every step the directory's
+// customer user ids, tokens and install ids, so the rules collide often. After every step the directory's
 // invariants must hold; at the end, replaying every batch from an empty state gives the same
 // state (a rule's decision carries everything replay needs).
 
@@ -19,6 +19,8 @@ private struct RunModel {
     var deletedIDs: Set<ProfileID> = []
     /// Every id ever made, the pool identify and friends draw from.
     var ids: [ProfileID] = []
+    /// Each install id → the profile last created with it.
+    var installedProfiles: [InstallID: ProfileID] = [:]
 
     mutating func record(_ batch: ProjectState.ChangeBatch) {
         for change in batch.changes {
@@ -26,6 +28,7 @@ private struct RunModel {
             case .profileCreated(let profile):
                 created += 1
                 ids.append(profile.id)
+                if let installID = profile.installID { installedProfiles[installID] = profile.id }
             case .profileMerged(let source, let target):
                 merged += 1
                 mergedInto[source] = target
@@ -51,6 +54,7 @@ private struct StepDraws {
     var generator: RandomSourceGenerator
     static let customerUserIDs = ["alice", "bob", "carol", "dave", "erin", " alice ", "frank", "grace"]
     static let tokens = (1...8).map { fixedToken(UInt64($0)) }
+    static let installIDs = (1...16).map { InstallID(high: 0xD1CE, low: UInt64($0)) }
 
     mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &generator) < percent }
 
@@ -60,7 +64,12 @@ private struct StepDraws {
 
     mutating func token() -> AppAccountToken? { chance(50) ? nil : Self.tokens.randomElement(using: &generator)! }
 
-    mutating func profileID(_ model: RunModel, unknown: ProfileID) -> ProfileID {
+    mutating func installID() -> InstallID? { chance(70) ? nil : Self.installIDs.randomElement(using: &generator)! }
+
+    /// A presented profile: mostly by id, now and then by an install id, which the project
+    /// resolves first (the runtime does so in the same actor visit).
+    mutating func profileID(_ model: RunModel, unknown: ProfileID, in state: ProjectState) throws(GatehouseError) -> ProfileID {
+        if chance(10) { return try state.resolveProfileID(installID: Self.installIDs.randomElement(using: &generator)!) }
         guard !model.ids.isEmpty, !chance(3) else { return unknown }
         // Mostly recent profiles, so merges and switches keep happening.
         let recent = model.ids.suffix(12)
@@ -86,6 +95,7 @@ struct IdentityProperties {
         var model = RunModel()
         var draws = StepDraws(generator: RandomSourceGenerator(SeededRandomSource(seed: seed &+ 1_000)))
         var codes: Set<ErrorCode> = []
+        var mergedInstallIDsSeen = false
         for step in 0..<Self.steps {
             let problems = Self.step(&world, &draws, &model, &codes) + Self.invariantProblems(world.state, model)
             // The first broken step says what broke, briefly; later steps would only repeat it.
@@ -93,14 +103,17 @@ struct IdentityProperties {
                 Issue.record("step \(step): \(problems.joined(separator: "; "))")
                 return
             }
-            for profile in world.state.profiles.all where model.customerUserIDs[profile.id] == nil {
-                model.customerUserIDs[profile.id] = profile.customerUserID
+            for profile in world.state.profiles.all {
+                if model.customerUserIDs[profile.id] == nil { model.customerUserIDs[profile.id] = profile.customerUserID }
+                if !profile.mergedInstallIDs.isEmpty { mergedInstallIDsSeen = true }
             }
         }
         // The run reached every rejection and enough of every change to mean something.
         #expect(codes == Self.expectedCodes)
         #expect(model.created > 100 && model.deleted > 20)
         #expect(login == .switch ? model.merged == 0 : model.merged > 20)
+        #expect(mergedInstallIDsSeen == (login == .alias), "install ids were merged along with their profiles")
+        #expect(model.installedProfiles.count > StepDraws.installIDs.count / 2)
         var replayed = IdentityWorld.emptyState
         for batch in world.batches { replayed.apply(batch) }
         #expect(replayed == world.state, "replaying the batches gave another state")
@@ -134,18 +147,20 @@ struct IdentityProperties {
         throws(GatehouseError) -> ProfileDecision
     {
         let unknown = world.unknownID()
+        let state = world.state
         switch Int.random(in: 0..<100, using: &draws.generator) {
         case 0..<20:
-            return try world.create(draws.chance(50) ? nil : draws.customerUserID(), token: draws.token())
+            return try world.create(draws.chance(50) ? nil : draws.customerUserID(), token: draws.token(),
+                                    installID: draws.installID())
         case 20..<60:
-            return try world.identify(draws.profileID(model, unknown: unknown), draws.customerUserID(), token: draws.token())
+            return try world.identify(draws.profileID(model, unknown: unknown, in: state), draws.customerUserID(), token: draws.token())
         case 60..<70:
-            return try world.logout(draws.profileID(model, unknown: unknown))
+            return try world.logout(draws.profileID(model, unknown: unknown, in: state))
         case 70..<90:
             return try world.commit(world.state.updateAttributes(
-                profile: draws.profileID(model, unknown: unknown), draws.attributeUpdates(), nowMs: world.nowMs))
+                profile: draws.profileID(model, unknown: unknown, in: state), draws.attributeUpdates(), nowMs: world.nowMs))
         default:
-            return try world.delete(draws.profileID(model, unknown: unknown))
+            return try world.delete(draws.profileID(model, unknown: unknown, in: state))
         }
     }
 
@@ -157,7 +172,12 @@ struct IdentityProperties {
         if live.count != model.created - model.deleted - model.merged { problems.append("a profile was lost or duplicated") }
         var seenCustomerUserIDs: Set<String> = []
         var seenTokens: Set<AppAccountToken> = []
+        var seenInstallIDs: Set<InstallID> = []
         for profile in live {
+            for installID in (profile.installID.map { [$0] } ?? []) + profile.mergedInstallIDs {
+                if !seenInstallIDs.insert(installID).inserted { problems.append("\(installID) is held twice") }
+                if directory.resolvedID(installID: installID) != profile.id { problems.append("\(installID) resolves elsewhere") }
+            }
             if directory.canonicalID(profile.id) != profile.id { problems.append("\(profile.id) does not resolve to itself") }
             if directory.profile(token: profile.token)?.id != profile.id { problems.append("\(profile.id)'s token resolves elsewhere") }
             if !seenTokens.insert(profile.token).inserted { problems.append("two profiles hold one token") }
@@ -181,6 +201,12 @@ struct IdentityProperties {
         }
         for merged in model.mergedInto.keys where directory.canonicalID(merged) != model.expectedCanonical(merged) {
             problems.append("merged \(merged) resolves wrongly")
+        }
+        // An install id follows its profile through merges, and resolves to nothing once that is
+        // deleted, until a new profile is created with it.
+        for (installID, created) in model.installedProfiles
+        where directory.resolvedID(installID: installID) != model.expectedCanonical(created) {
+            problems.append("\(installID) resolves wrongly")
         }
         if ProfileDirectory(profiles: live, aliasTokens: directory.aliasTokens) != directory {
             problems.append("the directory rebuilt from a snapshot's contents differs")

@@ -48,13 +48,15 @@ struct IdentityWorld {
 
     @discardableResult
     mutating func create(
-        _ customerUserID: String? = nil, token: AppAccountToken? = nil, ownsPurchase: ((ProfileID) -> Bool)? = nil
+        _ customerUserID: String? = nil, token: AppAccountToken? = nil, installID: InstallID? = nil,
+        ownsPurchase: ((ProfileID) -> Bool)? = nil
     ) throws(GatehouseError) -> ProfileDecision {
         guard let ownsPurchase else {
-            return commit(try state.createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random))
+            return commit(try state.createProfile(customerUserID: customerUserID, token: token, installID: installID, nowMs: nowMs,
+                                                  random: random))
         }
-        return commit(try state.createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random,
-                                              ownsPurchase: ownsPurchase))
+        return commit(try state.createProfile(customerUserID: customerUserID, token: token, installID: installID, nowMs: nowMs,
+                                              random: random, ownsPurchase: ownsPurchase))
     }
 
     @discardableResult
@@ -150,6 +152,15 @@ struct CustomerUserIDNormalization {
     @Test func charactersAreCountedNotBytes() throws {
         let accented = String(repeating: "é", count: 255)
         #expect(try ProjectState.normalizeCustomerUserID(accented) == accented)
+    }
+
+    @Test func anIDThatBeginsAsAnInstallIDDoesIsRejected() throws {
+        for raw in ["$RCAnonymousID:0123456789abcdef0123456789abcdef", "$RCAnonymousID:alice", "  $RCAnonymousID:x"] {
+            #expect(rejectionCode { () throws(GatehouseError) in try ProjectState.normalizeCustomerUserID(raw) }
+                == .invalidCustomerUserID, "\(raw)")
+        }
+        #expect(try ProjectState.normalizeCustomerUserID("alice$RCAnonymousID:") == "alice$RCAnonymousID:")
+        #expect(try ProjectState.normalizeCustomerUserID("$RCAnonymous") == "$RCAnonymous")
     }
 }
 
@@ -444,7 +455,7 @@ struct IdentifySwitching {
         let anonymous = try world.create().profileID
         try world.setAttributes(anonymous, [("$email", "anon@example.com"), ("theme", "dark")])
         try world.identify(anonymous, "alice")
-        #expect(world.profile(alice).attributes == ["$email": "alice@example.com", "plan": "gold", "theme": "dark"])
+        #expect(world.profile(alice).attributeValues == ["$email": "alice@example.com", "plan": "gold", "theme": "dark"])
     }
 
     @Test func mergeEmitsSubscriberAliasNamingTheMergedProfile() throws {
@@ -469,7 +480,7 @@ struct IdentifySwitching {
         #expect(decision.switched && decision.mergedFrom.isEmpty)
         #expect(decision.batch.changes.isEmpty)
         #expect(world.state == before)
-        #expect(world.profile(anonymous).attributes == ["theme": "dark"])
+        #expect(world.profile(anonymous).attributeValues == ["theme": "dark"])
         #expect(world.state.profiles.profile(token: fixedToken(2))?.id == anonymous)
         #expect(world.state.events.events.isEmpty)
     }
@@ -672,7 +683,7 @@ struct ProfileAttributes {
         var world = IdentityWorld()
         let id = try world.create().profileID
         try world.setAttributes(id, [(Self.key(40), "v")])
-        #expect(world.profile(id).attributes[Self.key(40)] == "v")
+        #expect(world.profile(id).attributeValues[Self.key(40)] == "v")
         Self.expectRejected([(Self.key(41), "v")], on: id, in: &world, naming: "attributes.\(Self.key(41))")
     }
 
@@ -686,7 +697,7 @@ struct ProfileAttributes {
         var world = IdentityWorld()
         let id = try world.create().profileID
         try world.setAttributes(id, [("bio", Self.key(500, "v"))])
-        #expect(world.profile(id).attributes["bio"]?.count == 500)
+        #expect(world.profile(id).attributeValues["bio"]?.count == 500)
         Self.expectRejected([("ok", "fine"), ("bio", Self.key(501, "v"))], on: id, in: &world, naming: "attributes.bio")
     }
 
@@ -694,11 +705,11 @@ struct ProfileAttributes {
         var world = IdentityWorld()
         let id = try world.create().profileID
         try world.setAttributes(id, (1...50).map { ("k\($0)", "v") })
-        #expect(world.profile(id).attributes.count == 50)
+        #expect(world.profile(id).attributeValues.count == 50)
         Self.expectRejected([("k51", "v")], on: id, in: &world, naming: "attributes.k51")
         // Deleting one in the same call makes room.
         try world.setAttributes(id, [("k1", nil), ("k51", "v")])
-        #expect(world.profile(id).attributes.count == 50)
+        #expect(world.profile(id).attributeValues.count == 50)
     }
 
     @Test func nullDeletesTheKey() throws {
@@ -706,14 +717,14 @@ struct ProfileAttributes {
         let id = try world.create().profileID
         try world.setAttributes(id, [("theme", "dark"), ("lang", "de")])
         try world.setAttributes(id, [("theme", nil)])
-        #expect(world.profile(id).attributes == ["lang": "de"])
+        #expect(world.profile(id).attributeValues == ["lang": "de"])
     }
 
     @Test func reservedDollarKeysAreAllowed() throws {
         var world = IdentityWorld()
         let id = try world.create().profileID
         try world.setAttributes(id, [("$email", "a@example.com"), ("$displayName", "A")])
-        #expect(world.profile(id).attributes["$email"] == "a@example.com")
+        #expect(world.profile(id).attributeValues["$email"] == "a@example.com")
     }
 
     @Test func atMost100UpdatesInOneCall() throws {
@@ -721,7 +732,7 @@ struct ProfileAttributes {
         let id = try world.create().profileID
         let hundred = (0..<100).map { ("k\($0 % 50)", "v\($0)") }
         try world.setAttributes(id, hundred)
-        #expect(world.profile(id).attributes.count == 50)
+        #expect(world.profile(id).attributeValues.count == 50)
         Self.expectRejected(hundred + [("k0", "x")], on: id, in: &world, naming: "attributes")
     }
 
@@ -740,7 +751,7 @@ struct ProfileAttributes {
         try world.identify(anonymous, "alice")
         let decision = try world.setAttributes(anonymous, [("plan", "gold")])
         #expect(decision.batch.changes == [.attributesUpdated(alice, [.init(key: "plan", value: "gold")])])
-        #expect(world.profile(alice).attributes == ["plan": "gold"])
+        #expect(world.profile(alice).attributeValues == ["plan": "gold"])
     }
 }
 

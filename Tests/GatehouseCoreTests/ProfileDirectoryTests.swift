@@ -2,16 +2,21 @@ import GatehouseBase
 @testable import GatehouseCore
 import Testing
 
-// The directory's indexes (id, alias, customer user id, token) stay consistent through every
-// change, and rebuilding them from what a snapshot stores gives back the same directory.
+// The directory's indexes (id, alias, customer user id, token, install id) stay consistent
+// through every change, and rebuilding them from what a snapshot stores gives back the same
+// directory.
 
 private func id(_ n: UInt64) -> ProfileID { ProfileID(high: n, low: n &* 31, tag: 7) }
 
 private func token(_ n: UInt64) -> AppAccountToken { AppAccountToken(high: 0x4000, low: n) }
 
-private func profile(_ n: UInt64, customerUserID: String? = nil, attributes: [String: String] = [:]) -> Profile {
-    Profile(id: id(n), customerUserID: customerUserID, token: token(n), attributes: attributes, createdMs: 0, lastSeenMs: 0,
-            cursor: 0)
+private func installID(_ n: UInt64) -> InstallID { InstallID(high: 0x1D, low: n) }
+
+private func profile(
+    _ n: UInt64, customerUserID: String? = nil, installID: InstallID? = nil, attributes: [String: String] = [:]
+) -> Profile {
+    Profile(id: id(n), customerUserID: customerUserID, token: token(n), installID: installID,
+            attributes: attributes.mapValues { ProfileAttribute(value: $0, updatedMs: 0) }, createdMs: 0, lastSeenMs: 0, cursor: 0)
 }
 
 private func rebuilt(_ directory: ProfileDirectory) -> ProfileDirectory? {
@@ -94,7 +99,7 @@ struct ProfileDirectoryIndexes {
         directory.insert(profile(1, customerUserID: "alice", attributes: targetAttributes.merging(["shared": "target"]) { $1 }))
         directory.insert(profile(2, attributes: ["shared": "source", "a": "1", "b": "2"]))
         directory.merge(id(2), into: id(1))
-        let attributes = directory.profile(id(1))?.attributes ?? [:]
+        let attributes = directory.profile(id(1))?.attributeValues ?? [:]
         #expect(attributes.count == ProfileLimits.attributesPerProfileMax)
         #expect(attributes["shared"] == "target")
         #expect(attributes["a"] == nil && attributes["b"] == nil)
@@ -105,7 +110,7 @@ struct ProfileDirectoryIndexes {
         directory.insert(profile(1, customerUserID: "alice", attributes: ["shared": "target"]))
         directory.insert(profile(2, attributes: ["shared": "source", "theme": "dark"]))
         directory.merge(id(2), into: id(1))
-        #expect(directory.profile(id(1))?.attributes == ["shared": "target", "theme": "dark"])
+        #expect(directory.profile(id(1))?.attributeValues == ["shared": "target", "theme": "dark"])
     }
 
     @Test func removeFreesCustomerUserIDTokensAndAliases() {
@@ -120,6 +125,70 @@ struct ProfileDirectoryIndexes {
         #expect(directory.canonicalID(id(2)) == nil)
         #expect(directory.aliasTokens.isEmpty)
         #expect(directory == ProfileDirectory())
+    }
+}
+
+@Suite("Install ids resolve to the profile created with them, through merges, until it is deleted")
+struct ProfileDirectoryInstallIDs {
+    @Test func aProfilesOwnInstallIDFindsIt() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, installID: installID(1)))
+        directory.insert(profile(2))
+        #expect(directory.profile(installID: installID(1))?.id == id(1))
+        #expect(directory.resolvedID(installID: installID(1)) == id(1))
+        #expect(directory.profile(installID: installID(2)) == nil)
+        #expect(directory.resolvedID(installID: installID(2)) == nil)
+    }
+
+    @Test func aMergedProfilesInstallIDsResolveToTheTarget() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, installID: installID(1)))
+        directory.insert(profile(2, installID: installID(2)))
+        directory.insert(profile(3, customerUserID: "carol", installID: installID(3)))
+        directory.merge(id(1), into: id(2))
+        directory.merge(id(2), into: id(3))
+        for n: UInt64 in 1...3 { #expect(directory.resolvedID(installID: installID(n)) == id(3)) }
+        let carol = directory.profile(id(3))
+        #expect(carol?.installID == installID(3), "the target keeps its own")
+        #expect(carol?.mergedInstallIDs == [installID(1), installID(2)])
+        #expect(rebuilt(directory) == directory)
+    }
+
+    @Test func aDeletedProfilesInstallIDsResolveNoLongerAndMayBeTakenAgain() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1, installID: installID(1)))
+        directory.insert(profile(2, customerUserID: "bob", installID: installID(2)))
+        directory.merge(id(1), into: id(2))
+        directory.remove(id(2))
+        #expect(directory.profile(installID: installID(1)) == nil && directory.profile(installID: installID(2)) == nil)
+        #expect(directory == ProfileDirectory())
+        directory.insert(profile(3, installID: installID(1)))
+        #expect(directory.resolvedID(installID: installID(1)) == id(3))
+    }
+
+    @Test func theLastProfileMovedIntoAGapIsFoundByItsInstallIDs() {
+        var directory = ProfileDirectory()
+        directory.insert(profile(1))
+        directory.insert(profile(2, installID: installID(2)))
+        directory.insert(profile(3, customerUserID: "carol", installID: installID(3)))
+        directory.merge(id(2), into: id(3))
+        directory.remove(id(1))
+        #expect(directory.resolvedID(installID: installID(3)) == id(3))
+        #expect(directory.resolvedID(installID: installID(2)) == id(3))
+        #expect(rebuilt(directory) == directory)
+    }
+
+    @Test func anInstallIDHeldTwiceIsRefusedOnRebuild() {
+        let own = profile(1, installID: installID(7))
+        #expect(ProfileDirectory(profiles: [own, profile(2, installID: installID(8))], aliasTokens: [:]) != nil)
+        #expect(ProfileDirectory(profiles: [own, profile(2, installID: installID(7))], aliasTokens: [:]) == nil)
+        var absorbing = profile(2, customerUserID: "bob")
+        absorbing.mergedInstallIDs = [installID(7)]
+        #expect(ProfileDirectory(profiles: [own, absorbing], aliasTokens: [:]) == nil)
+        #expect(ProfileDirectory(profiles: [absorbing, own], aliasTokens: [:]) == nil)
+        var twice = profile(3)
+        twice.mergedInstallIDs = [installID(9), installID(9)]
+        #expect(ProfileDirectory(profiles: [twice], aliasTokens: [:]) == nil)
     }
 }
 
@@ -256,7 +325,7 @@ struct ProfileDirectoryDamage {
     }
 }
 
-@Suite("Aliases and merged tokens resolve through the profiles that list them")
+@Suite("Aliases, merged tokens and install ids resolve through the profiles that list them")
 struct ProfileDirectoryMergedKeys {
     /// What the directory answered when aliases and merged tokens were dictionaries: each alias
     /// and each merged token names the profile it resolves to.
@@ -265,6 +334,10 @@ struct ProfileDirectoryMergedKeys {
         var anonymous: Set<ProfileID> = []
         var aliases: [ProfileID: ProfileID] = [:]
         var mergedTokens: [AppAccountToken: ProfileID] = [:]
+        /// Every install id that resolves (own or merged), to the profile it resolves to.
+        var installIDs: [InstallID: ProfileID] = [:]
+        /// Install ids of deleted profiles: free, and taken again now and then.
+        var freedInstallIDs: [InstallID] = []
         var gone: [ProfileID] = []
 
         mutating func merge(_ source: ProfileID, into target: ProfileID) {
@@ -272,12 +345,15 @@ struct ProfileDirectoryMergedKeys {
             aliases[source] = target
             for (token, owner) in mergedTokens where owner == source { mergedTokens[token] = target }
             mergedTokens[profiles.removeValue(forKey: source)!] = target
+            for (installID, owner) in installIDs where owner == source { installIDs[installID] = target }
             anonymous.remove(source)
         }
 
         mutating func remove(_ id: ProfileID) {
             aliases = aliases.filter { $0.value != id }
             mergedTokens = mergedTokens.filter { $0.value != id }
+            freedInstallIDs += installIDs.filter { $0.value == id }.keys.sorted()
+            installIDs = installIDs.filter { $0.value != id }
             profiles[id] = nil
             anonymous.remove(id)
             gone.append(id)
@@ -294,6 +370,10 @@ struct ProfileDirectoryMergedKeys {
                 #expect(directory.profile(alias)?.id == owner)
             }
             for (token, owner) in mergedTokens { #expect(directory.profile(token: token)?.id == owner) }
+            for (installID, owner) in installIDs { #expect(directory.resolvedID(installID: installID) == owner) }
+            for installID in freedInstallIDs where installIDs[installID] == nil {
+                #expect(directory.profile(installID: installID) == nil)
+            }
             for id in gone where aliases[id] == nil { #expect(directory.canonicalID(id) == nil) }
             #expect(directory.aliasTokens == mergedTokens)
         }
@@ -310,11 +390,19 @@ struct ProfileDirectoryMergedKeys {
             let roll = Int.random(in: 0..<10, using: &random)
             let ids = model.profiles.keys.sorted()
             if ids.count < 4 || roll < 4 {
-                // A new profile, anonymous two times in three.
+                // A new profile, anonymous two times in three; with an install id half the time,
+                // now and then one a deleted profile had.
                 let anonymous = Int.random(in: 0..<3, using: &random) > 0
-                let new = profile(next, customerUserID: anonymous ? nil : "user-\(next)")
+                var installed: InstallID?
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: installed = model.freedInstallIDs.popLast() ?? installID(next)
+                case 1: installed = installID(next)
+                default: installed = nil
+                }
+                let new = profile(next, customerUserID: anonymous ? nil : "user-\(next)", installID: installed)
                 directory.insert(new)
                 model.profiles[new.id] = new.token
+                if let installed { model.installIDs[installed] = new.id }
                 if anonymous { model.anonymous.insert(new.id) }
                 next += 1
             } else if roll < 8, let source = model.anonymous.sorted().randomElement(using: &random) {

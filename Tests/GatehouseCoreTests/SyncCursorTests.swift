@@ -286,7 +286,7 @@ private func only(_ changed: [ProfileID] = [], touched: [ProfileID] = [], remove
         let e = try effects(&world) {
             $0.commit(try $0.state.updateAttributes(profile: p, [.init(key: "plan", value: "gold")], nowMs: $0.nowMs))
         }
-        #expect(world.profile(p).attributes == ["plan": "gold"])
+        #expect(world.profile(p).attributeValues == ["plan": "gold"])
         #expect(try client.sync(world) == [])
         #expect(e == only(touched: [p]), "no sync part moves; the document (its attributes, last seen) did")
     }

@@ -84,19 +84,22 @@ import Testing
         return version + sections.map { Version3Fixtures.varint($0.count / 2) }.joined() + sections.joined()
     }
 
-    @Test func stateVersion4HoldsLayout2() throws {
-        let golden = Self.body(version: "04", config: Self.version2)
+    @Test func stateVersions4And5HoldLayout2() throws {
+        let golden = Self.body(version: "05", config: Self.version2)
         #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithTexts))) == golden)
-        #expect(try Version3Fixtures.decodeBothWays(try #require(Hex.decode(golden))) == Self.state(Self.configWithTexts))
+        for version in ["04", "05"] {
+            let body = try #require(Hex.decode(Self.body(version: version, config: Self.version2)))
+            #expect(try Version3Fixtures.decodeBothWays(body) == Self.state(Self.configWithTexts))
+        }
     }
 
     @Test func stateVersion3WithAnOfferingStillReads() throws {
         let old = try #require(Hex.decode(Self.body(version: "03", config: Self.version1)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.config))
-        // Written again, it is version 4: the offering with no description or metadata, the
+        // Written again, it is version 5: the offering with no description or metadata, the
         // default limits.
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "04", config: Self.version2WithoutTexts))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "05", config: Self.version2WithoutTexts))
     }
 }
 

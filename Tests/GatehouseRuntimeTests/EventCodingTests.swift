@@ -37,7 +37,7 @@ import Testing
 
     /// Section 0 as state version 2 laid it out: the head written now (`written`) with its
     /// config in layout 1, which for a config without offerings is layout 2 without the limits
-    /// at its end.
+    /// at its end, and its one profile in layout 1.
     static func version2Head(_ state: ProjectState, written: [UInt8]) throws -> [UInt8] {
         try #require(state.config.offerings.isEmpty)
         var config = ByteWriter()
@@ -45,10 +45,33 @@ import Testing
         var limits = ByteWriter()
         limits.writeVarInt(state.config.limits.sdkCreatesPerSecond)
         let layout2 = config.bytes
-        let start = try #require((0...(written.count - layout2.count)).first { Array(written[$0..<$0 + layout2.count]) == layout2 })
         var head = written
+        let start = try #require(head.firstRange(of: layout2)).lowerBound
         head.removeSubrange(start + layout2.count - limits.bytes.count..<start + layout2.count)
+        // The profile runs from its id to the tokens of merged-away profiles (none: one byte).
+        let profile = try #require(state.profiles.profile(Self.profile))
+        var id = ByteWriter()
+        ProfileCoding.writeID(profile.id, into: &id)
+        let profileStart = try #require(head.firstRange(of: id.bytes)).lowerBound
+        head.replaceSubrange(profileStart..<head.count - 1, with: try layout1(profile))
         return head
+    }
+
+    /// A profile without attributes in layout 1 (state versions 2–4): no install ids, no
+    /// attributes cursor.
+    static func layout1(_ profile: Profile) throws -> [UInt8] {
+        try #require(profile.attributes.isEmpty && profile.installID == nil && profile.mergedInstallIDs.isEmpty)
+        var writer = ByteWriter()
+        ProfileCoding.writeID(profile.id, into: &writer)
+        writer.writeOptional(profile.customerUserID) { $0.writeString($1) }
+        ProfileCoding.writeToken(profile.token, into: &writer)
+        writer.writeArray(profile.aliases) { ProfileCoding.writeID($1, into: &$0) }
+        writer.writeVarUInt(0)
+        writer.writeVarInt(profile.createdMs)
+        writer.writeVarInt(profile.lastSeenMs)
+        let cursors = profile.cursors
+        for cursor in [cursors.identity, cursors.entitlements, cursors.currencies, cursors.purchases] { writer.writeVarUInt(cursor) }
+        return writer.bytes
     }
 
     /// The version 2 body with each written id replaced (same length, so nothing else moves).

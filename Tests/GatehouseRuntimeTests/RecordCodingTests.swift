@@ -29,6 +29,8 @@ import Testing
     static let profileB = ProfileID(high: 4, low: 5, tag: 3)
     static let tokenA = AppAccountToken(high: 6, low: 7)
     static let tokenB = AppAccountToken(high: 8, low: 9)
+    static let installA = InstallID(high: 10, low: 11)
+    static let installB = InstallID(high: 12, low: 13)
 
     static var state: ProjectState {
         var state = ProjectState(id: try! ProjectID(validating: "acme"), name: "Acme Ünïcode", createdMs: 1_700_000_000_000, keys: keys)
@@ -52,11 +54,17 @@ import Testing
         .projectChanged(7, .init([.configReplaced(.empty), .keyRotated(.secret, SecretDigest(secret: "sk2"))], atMs: -5)),
         .projectChanged(7, .init([
             .profileCreated(Profile(id: profileA, customerUserID: "ü", token: tokenA, aliases: [profileB],
-                                    attributes: ["a": "1", "b": "2"], createdMs: 1, lastSeenMs: 2, cursor: 3)),
+                                    attributes: ["a": ProfileAttribute(value: "1", updatedMs: 5),
+                                                 "b": ProfileAttribute(value: "2", updatedMs: -7)],
+                                    createdMs: 1, lastSeenMs: 2, cursor: 3)),
+            .profileCreated(Profile(id: profileB, customerUserID: nil, token: tokenB, installID: installA,
+                                    mergedInstallIDs: [installB, installA], createdMs: 1, lastSeenMs: 1, cursor: 0)),
             .customerUserIDAssigned(profileA, "alice"),
             .tokenAssigned(profileA, tokenB),
             .profileMerged(from: profileB, into: profileA),
-            .attributesUpdated(profileA, [.init(key: "k", value: nil), .init(key: "j", value: "v")]),
+            .attributesUpdated(profileA, [.init(key: "k", value: nil), .init(key: "j", value: "v"),
+                                          .init(key: "t", value: "w", updatedMs: 1_700_000_000_123),
+                                          .init(key: "d", value: nil, updatedMs: -1)]),
             .profileDeleted(profileB),
         ], atMs: 1_700_000_000_000)),
         .projectChanged(7, .init([], atMs: 0)),
@@ -125,7 +133,12 @@ import Testing
     @Test func projectCreatedRecord() {
         let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
         #expect(record.kind == 1)
-        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion4, "\(Self.hex(record.payload))")
+        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion5, "\(Self.hex(record.payload))")
+    }
+
+    @Test func version4ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion4)))
+        #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
     }
 
     @Test func version3ProjectCreatedRecordStillDecodes() throws {
@@ -186,6 +199,11 @@ import Testing
     static let goldenCreatedVersion4 = "01" + "04" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
         + emptyLedger
 
+    /// State version 5: with no profiles, laid out as version 4 (the profiles' layout is what
+    /// changed; `StateVersion5Tests.swift` has a body with profiles).
+    static let goldenCreatedVersion5 = "01" + "05" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
+        + emptyLedger
+
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
     /// currency ledger.
     static let goldenCreatedVersion1 = "01010461636d650441636d6580a0abfef962" + String(repeating: "aa", count: 32)
@@ -205,8 +223,8 @@ import Testing
         #expect(state.currencies == CurrencyLedger())
         #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
         #expect(state.currencies.idempotency.isEmpty)
-        // Written again, it is the version 4 record: sections, the empty book and ledger appended.
-        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion4)
+        // Written again, it is the version 5 record: sections, the empty book and ledger appended.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion5)
     }
 
     /// A version 1 event stored its profile id bare (no presence byte).
@@ -231,17 +249,17 @@ import Testing
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
         #expect(try StateCoding.decode(try #require(Hex.decode("02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)))
             == state)
-        // Version 4 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
+        // Version 5 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
         // id: 23 bytes); flags 1 (profile id written), type code 12, cursor +3, index 0, at +4 ms,
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "04" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
+            == "05" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
-        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion4))
-        bytes[1] = 5
+        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion5))
+        bytes[1] = 6
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
         bytes[1] = 0
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }

@@ -55,18 +55,18 @@ import Testing
             #expect(globex.published.profileCount == 1)
             #expect(registry.profileCount == 4)
 
-            _ = try await acme.deleteProfile(first)
+            _ = try await acme.deleteProfile(.id(first))
             #expect(acme.published.profileCount == 2)
             #expect(registry.profileCount == 3)
 
             // `login: alias`: the anonymous profile is merged into alice's.
-            let merged = try await acme.identify(profile: second, customerUserID: "alice", token: nil, by: .server).value
+            let merged = try await acme.identify(profile: .id(second), customerUserID: "alice", token: nil, by: .server).value
             try #require(merged.mergedFrom == [second])
             #expect(acme.published.profileCount == 1)
             #expect(registry.profileCount == 2)
 
             // A change that leaves the number alone leaves the count alone.
-            _ = try await acme.updateAttributes(profile: merged.view.profile.id, [])
+            _ = try await acme.updateAttributes(profile: .id(merged.view.profile.id), [])
             #expect(acme.published.profileCount == 1)
 
             _ = try registry.deleteProject(globex.id)

@@ -13,13 +13,20 @@ enum Version3Fixtures {
     static let profileAHex = "0102030405060708090a0b0c0d0e0f10111213"
     static let profileBHex = "1112131415161718191a1b1c1d1e1f20111213"
 
-    static var state: ProjectState {
+    /// Project `acme` with its keys' digests all `aa` and `bb`, and its config (entitlement `pro`,
+    /// currency `C`) as the first change.
+    static var configured: ProjectState {
         var state = ProjectState(
             id: try! ProjectID(validating: "acme"), name: "Acme", createdMs: 0,
             keys: KeyDigests(publicKey: SecretDigest(bytes: [UInt8](repeating: 0xAA, count: 32))!,
                              secretKey: SecretDigest(bytes: [UInt8](repeating: 0xBB, count: 32))!))
         state.apply(.init([.configReplaced(ProjectConfig(entitlements: [EntitlementDefinition(id: "pro")],
                                                          currencies: [CurrencyDefinition(code: "C")]))], atMs: 1))
+        return state
+    }
+
+    static var state: ProjectState {
+        var state = configured
         state.apply(.init([
             .profileCreated(Profile(id: profileA, customerUserID: "al", token: AppAccountToken(high: 1, low: 2),
                                     createdMs: 2, lastSeenMs: 2, cursor: 0)),
@@ -89,8 +96,14 @@ enum Version3Fixtures {
     /// Section 0 in state version 4: the config (layout 2) ends with the limits (1000, zigzag 2000).
     static let headVersion4 = head(limits: "d00f")
 
-    static func head(limits: String) -> String {
-        F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+    /// Section 0 in state version 5: the profile in layout 2, with no install id (`00` after the
+    /// token), no merged install ids (`00` after the aliases), no attributes, and its attributes
+    /// cursor (0) after the part cursors.
+    static let headVersion5 = head(limits: "d00f", profileLayout: 2)
+
+    static func head(limits: String, profileLayout: Int = 1) -> String {
+        let layout2 = profileLayout == 2
+        return F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "01" + "01"  // key generations
         // Entitlements, products, currencies (code and name), offerings, login, restore, grace,
         // test store, App Store.
@@ -100,8 +113,9 @@ enum Version3Fixtures {
         // One profile: A, "al", token (1, 2), B its alias, no attributes, created at 2 ms, last seen
         // at 3 (the merge); cursors: identity 3 (the merge), entitlements 2, currencies and
         // purchases 5 (the purchase).
-        + "01" + F.profileAHex + "01" + F.str("al") + "0100000000000000" + "0200000000000000" + "01" + F.profileBHex + "00"
-        + "04" + "06" + "03" + "02" + "05" + "05"
+        + "01" + F.profileAHex + "01" + F.str("al") + "0100000000000000" + "0200000000000000" + (layout2 ? "00" : "")
+        + "01" + F.profileBHex + (layout2 ? "00" : "") + "00"
+        + "04" + "06" + "03" + "02" + "05" + "05" + (layout2 ? "00" : "")
         + "01" + "0300000000000000" + "0400000000000000" + F.profileAHex  // B's token (3, 4) resolves to A
     }
 
@@ -143,15 +157,22 @@ enum Version3Fixtures {
         return sections.map { F.varint($0.count / 2) }.joined() + sections.joined()
     }
 
-    /// Version 4 lays the state out as version 3 did, but for the config in the head.
+    /// Version 5 lays the state out as version 3 did, but for the config and the profiles in the
+    /// head.
     @Test func aSmallStateWritesTheseBytes() throws {
-        let golden = "04" + Self.sectionsHex(head: Self.headVersion4)
+        let golden = "05" + Self.sectionsHex(head: Self.headVersion5)
         let written = Hex.encode(StateCoding.encode(F.state))
         #expect(written == golden, "\(written)")
         for (index, section) in StateCoding.sectionBytes(of: F.state).enumerated() {
-            #expect(Hex.encode(section) == [Self.headVersion4, Self.events, Self.book, Self.ledger][index], "section \(index)")
+            #expect(Hex.encode(section) == [Self.headVersion5, Self.events, Self.book, Self.ledger][index], "section \(index)")
         }
         #expect(try F.decodeBothWays(try #require(Hex.decode(golden))) == F.state)
+    }
+
+    @Test func theVersion4BodyStillReads() throws {
+        let decoded = try F.decodeBothWays(try #require(Hex.decode("04" + Self.sectionsHex(head: Self.headVersion4))))
+        #expect(decoded == F.state)
+        #expect(Hex.encode(StateCoding.encode(decoded)) == "05" + Self.sectionsHex(head: Self.headVersion5))
     }
 
     @Test func theVersion3BodyStillReads() throws {

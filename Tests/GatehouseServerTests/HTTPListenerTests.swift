@@ -214,11 +214,15 @@ import Testing
     @Test func unknownPathsAre404() async throws {
         try await withTestServer { server in
             let client = try Self.connect(server)
-            for path in ["/", "/healthz/", "/v1/nothing", "/v1/stores/play/acme"] {
+            for path in ["/", "/healthz/", "/v1/stores/play/acme"] {
                 let response = try await client.request("GET", path)
                 #expect(response.status == 404, "\(path)")
                 #expect(try Self.json(response).object("error")?.string("code") == "not_found")
             }
+            // Under /v1/, but for Gatehouse's own paths, a refusal takes RevenueCat's form (HTTP.md).
+            let revenueCat = try await client.request("GET", "/v1/nothing")
+            #expect(revenueCat.status == 404)
+            #expect(try Self.json(revenueCat).int("code") == 7110)
         }
     }
 

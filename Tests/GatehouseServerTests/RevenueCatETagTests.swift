@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseHTTP
 import GatehouseServer
 import GatehouseTesting
 import GatehouseWire
@@ -11,7 +12,7 @@ import Testing
     typealias R = RevenueCatFixture
 
     @Test func aMatchingETagIs304WithAnEmptyBodyAndTheSameETag() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let first = try await r.subscriber("u1")
             let etag = try #require(first.etag)
             #expect(!etag.isEmpty)
@@ -23,8 +24,23 @@ import Testing
         }
     }
 
+    @Test func aRevalidationIsAnsweredOnTheLoopWithoutRunningAnOp() async throws {
+        try await R.run { r throws in
+            let etag = try #require(try await r.subscriber("u1").etag)
+            func inboxRuns() async throws -> Int64 {
+                try #require(try await r.a.f.admin.call("server.stats").object("inbox")?.int("requests"))
+            }
+            let first = try await inboxRuns()
+            let baseline = try await inboxRuns() - first
+            for _ in 0..<5 { #expect(try await r.subscriber("u1", etag: etag).status == 304) }
+            #expect(try await inboxRuns() - first == 2 * baseline, "only the stats calls themselves ran as requests")
+            #expect(try await r.subscriber("u1").status == 200)
+            #expect(try await inboxRuns() - first > 3 * baseline, "a full answer runs its op")
+        }
+    }
+
     @Test func anEmptyOrAbsentOrForeignETagIsAFull200() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let etag = try #require(try await r.subscriber("u1").etag)
             #expect(try await r.subscriber("u1", etag: "").status == 200)
             #expect(try await r.subscriber("u1").status == 200)
@@ -36,7 +52,7 @@ import Testing
     }
 
     @Test func aPurchaseChangesTheETag() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let etag = try #require(try await r.subscriber("u1").etag)
             #expect(try await r.receipt("u1", r.signedTransaction("7000000001")).status == 200)
             let after = try await r.subscriber("u1", etag: etag)
@@ -47,7 +63,7 @@ import Testing
     }
 
     @Test func anExpiryByTimeChangesTheETag() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let expires = r.a.startMs + 30 * R.A.day
             #expect(try await r.receipt("u1", r.signedTransaction("7000000001", expiresMs: expires)).status == 200)
             let etag = try #require(try await r.subscriber("u1").etag)
@@ -62,7 +78,7 @@ import Testing
 
     @Test func aGrantEndingByTimeChangesTheETagAtThatMoment() async throws {
         // Checked on the loop, before the expiry timer has run: the moment is in the ETag itself.
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let end = r.a.startMs + 1000
             let granted = try await r.post("/v1/subscribers/u1/entitlements/pro/promotional", ["end_time_ms": .int(end)], key: r.secretKey)
@@ -75,7 +91,7 @@ import Testing
     }
 
     @Test func aConfigChangeChangesTheETag() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let etag = try #require(try await r.subscriber("u1").etag)
             try await r.a.f.putConfig(R.A.config(gracePeriodMs: 1000))
             #expect(try await r.subscriber("u1", etag: etag).status == 200)
@@ -83,7 +99,7 @@ import Testing
     }
 
     @Test func anAttributeChangeChangesTheSecretKeysETag() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let etag = try #require(try await r.subscriber("u1", key: r.secretKey).etag)
             _ = try await r.post("/v1/subscribers/u1/attributes", ["attributes": ["$email": ["value": "a@b.c", "updated_at_ms": 1]]])
             let after = try await r.subscriber("u1", key: r.secretKey, etag: etag)
@@ -93,7 +109,7 @@ import Testing
     }
 
     @Test func anIdentifyChangesTheETagOfTheIDsItTouches() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(7)
             let etag = try #require(try await r.subscriber(install).etag)
             #expect(try await r.post("/v1/subscribers/identify", ["app_user_id": .string(install), "new_app_user_id": "u1"]).status == 201)
@@ -102,7 +118,7 @@ import Testing
     }
 
     @Test func aPostIsNever304() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let etag = try #require(try await r.subscriber("u1").etag)
             let identify = try await r.request(
                 "POST", "/v1/subscribers/identify", headers: [("X-RevenueCat-ETag", etag)], body: ["app_user_id": "u1", "new_app_user_id": "u1"]

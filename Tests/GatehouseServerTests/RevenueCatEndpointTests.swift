@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseHTTP
 import GatehouseServer
 import GatehouseTesting
 import GatehouseWire
@@ -11,26 +12,35 @@ import Testing
 
     // MARK: Attributes
 
+    static func write(_ r: R, _ key: String, _ value: JSONValue, at ms: Int64) async throws -> R.Answer {
+        try await r.post("/v1/subscribers/u1/attributes", ["attributes": [key: ["value": value, "updated_at_ms": .int(ms)]]])
+    }
+
+    static func attributes(_ r: R) async throws -> JSONValue? {
+        try await r.subscriber("u1", key: r.secretKey).subscriber?["subscriber_attributes"]
+    }
+
     @Test func aNewerAttributeWinsAnOlderOneIsIgnoredAndNullDeletes() async throws {
-        try await R.run { r in
-            func write(_ key: String, _ value: JSONValue, at ms: Int64) async throws -> R.Answer {
-                try await r.post("/v1/subscribers/u1/attributes", ["attributes": [key: ["value": value, "updated_at_ms": .int(ms)]]])
-            }
-            func attributes() async throws -> JSONValue? {
-                try await r.subscriber("u1", key: r.secretKey).subscriber?["subscriber_attributes"]
-            }
-            #expect(try await write("$displayName", "Ada", at: 2000).status == 200)
-            #expect(try await write("$displayName", "Old", at: 1000).status == 200, "ignored, not refused")
-            #expect(try await attributes() == ["$displayName": ["value": "Ada", "updated_at_ms": 2000]])
-            #expect(try await write("$displayName", "Same", at: 2000).status == 200)
-            #expect(try await attributes() == ["$displayName": ["value": "Same", "updated_at_ms": 2000]], "an equal time wins")
-            #expect(try await write("$displayName", .null, at: 3000).status == 200)
-            #expect(try await attributes() == .object([:]))
+        try await R.run { r throws in
+            let ada: JSONValue = ["$displayName": ["value": "Ada", "updated_at_ms": 2000]]
+            let same: JSONValue = ["$displayName": ["value": "Same", "updated_at_ms": 2000]]
+            let first = try await Self.write(r, "$displayName", "Ada", at: 2000)
+            #expect(first.status == 200)
+            let older = try await Self.write(r, "$displayName", "Old", at: 1000)
+            #expect(older.status == 200, "ignored, not refused")
+            let afterOlder = try await Self.attributes(r)
+            #expect(afterOlder == ada)
+            _ = try await Self.write(r, "$displayName", "Same", at: 2000)
+            let afterEqual = try await Self.attributes(r)
+            #expect(afterEqual == same, "an equal time wins")
+            _ = try await Self.write(r, "$displayName", .null, at: 3000)
+            let afterDelete = try await Self.attributes(r)
+            #expect(afterDelete == .object([:]))
         }
     }
 
     @Test func invalidAttributesAre7263WithAttributeErrorsAndChangeNothing() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let long = String(repeating: "k", count: 41)
             let refused = try await r.post("/v1/subscribers/u1/attributes", [
@@ -71,18 +81,18 @@ import Testing
     ]
 
     @Test func offeringsAreAnsweredForAnyWellFormedIDAndCreateNothing() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             try await r.a.f.putConfig(Self.offeringsConfig)
             let answer = try await r.get("/v1/subscribers/never-seen/offerings")
             #expect(answer.status == 200)
             #expect(answer.body.string("current_offering_id") == "default")
-            let offerings = try #require(answer.body["offerings"]?.arrayValue?.compactMap(\.objectValue))
+            let offerings = try #require(answer.body["offerings"]?.arrayValue?.compactMap { $0.objectValue })
             #expect(offerings.map { $0.string("identifier") } == ["default", "bare"])
             #expect(offerings[0].string("description") == "The usual")
             #expect(offerings[0]["metadata"] == ["color": "blue"])
             #expect(offerings[1].string("description") == "bare", "the id when the config has none")
             #expect(offerings[1]["metadata"] == .object([:]))
-            let packages = try #require(offerings[0]["packages"]?.arrayValue?.compactMap(\.objectValue))
+            let packages = try #require(offerings[0]["packages"]?.arrayValue?.compactMap { $0.objectValue })
             #expect(packages.map { $0.string("identifier") } == ["$rc_monthly", "$rc_annual", "$rc_lifetime", "coins"])
             #expect(packages.map { $0.string("platform_product_identifier") } == ["pro_monthly", "pro_yearly", "lifetime", "coins_100"])
             #expect(try await r.profileCount() == 0)
@@ -92,7 +102,7 @@ import Testing
     }
 
     @Test func theProductEntitlementMappingComesFromTheConfig() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             try await r.a.f.putConfig(Self.offeringsConfig)
             let answer = try await r.get("/v1/product_entitlement_mapping")
             #expect(answer.status == 200)
@@ -104,7 +114,7 @@ import Testing
     }
 
     @Test func virtualCurrenciesShowEveryConfiguredCurrencyWithItsBalance() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let credited = try await r.post("/v1/virtual-currencies/u1/COINS/transactions",
                                             ["amount": 25, "idempotency_key": "k1"], key: r.secretKey)
@@ -119,7 +129,7 @@ import Testing
     }
 
     @Test func introEligibilityIsFalseOnlyForProductsTheProfileEverSubscribedTo() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             #expect(try await r.receipt("u1", r.signedTransaction("7000000001")).status == 200)
             let answer = try await r.post("/v1/subscribers/u1/intro_eligibility", ["product_identifiers": ["pro_monthly", "pro_yearly", "unknown"]])
             #expect(answer.status == 200)
@@ -132,7 +142,7 @@ import Testing
     // MARK: The secret key's endpoints
 
     @Test func theSecretKeysEndpointsRefuseThePublicKeyWith7243() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let paths: [(String, String, JSONValue?)] = [
                 ("DELETE", "/v1/subscribers/u1", nil),
@@ -151,7 +161,7 @@ import Testing
     }
 
     @Test func deleteRemovesTheProfileAndAnswersTheID() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let deleted = try await r.request("DELETE", "/v1/subscribers/u1", key: r.secretKey)
             #expect(deleted.status == 200 && deleted.body == ["app_user_id": "u1"])
@@ -162,7 +172,7 @@ import Testing
     }
 
     @Test func aPromotionalForADurationShowsAsRCPromoWithItsName() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let granted = try await r.post("/v1/subscribers/u1/entitlements/pro/promotional", ["duration": "monthly"], key: r.secretKey)
             #expect(granted.status == 201)
             let subscriber = try #require(granted.subscriber)
@@ -179,7 +189,7 @@ import Testing
     }
 
     @Test func badPromotionalsAreRefusedAndChangeNothing() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let unknown = try await r.post("/v1/subscribers/u1/entitlements/nope/promotional", ["duration": "monthly"], key: r.secretKey)
             #expect(unknown.status == 404 && unknown.code == 7110)
@@ -194,7 +204,7 @@ import Testing
     }
 
     @Test func revokePromotionalsRemovesTheGrants() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.post("/v1/subscribers/u1/entitlements/pro/promotional", ["duration": "weekly"], key: r.secretKey)
             let revoked = try await r.post("/v1/subscribers/u1/entitlements/pro/revoke_promotionals", [:], key: r.secretKey)
             #expect(revoked.status == 200)
@@ -204,7 +214,7 @@ import Testing
     }
 
     @Test func aCurrencyTransactionAnswersTheBalanceAndIsIdempotent() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let path = "/v1/virtual-currencies/u1/COINS/transactions"
             let credit = try await r.post(path, ["amount": 50, "idempotency_key": "c1", "reason": "welcome"], key: r.secretKey)

@@ -33,7 +33,8 @@ struct RevenueCatFixture {
 
     /// A fresh install id, as the SDK mints it.
     static func installID(_ n: Int) -> String {
-        "$RCAnonymousID:" + String(format: "%032x", n)
+        let hex = String(n, radix: 16)
+        return "$RCAnonymousID:" + String(repeating: "0", count: 32 - hex.count) + hex
     }
 
     struct Answer {
@@ -76,8 +77,16 @@ struct RevenueCatFixture {
 
     /// What iOS's SDK leaves of an id in a path: `$` and `:` as they are.
     static func iosEscaped(_ id: String) -> String {
-        id.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
-            .replacingOccurrences(of: " ", with: "%20")
+        var escaped = ""
+        for character in id {
+            switch character {
+            case "%": escaped += "%25"
+            case "/": escaped += "%2F"
+            case " ": escaped += "%20"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 
     /// What Android's SDK makes of an id in a path: every reserved character escaped.
@@ -88,7 +97,7 @@ struct RevenueCatFixture {
             if scalar.isLetter && byte < 128 || scalar.isNumber && byte < 128 || "-_.~".contains(scalar) {
                 escaped.append(scalar)
             } else {
-                escaped += String(format: "%%%02X", byte)
+                escaped += (byte < 16 ? "%0" : "%") + String(byte, radix: 16, uppercase: true)
             }
         }
         return escaped

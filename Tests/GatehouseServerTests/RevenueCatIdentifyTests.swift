@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseHTTP
 import GatehouseServer
 import GatehouseTesting
 import GatehouseWire
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func anAnonymousInstallTakesAnUnseenIDWith201() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(1)
             _ = try await r.subscriber(install)
             let before = try await r.profile(install)
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func anInstallNeverSeenIsCreatedThenIdentified() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(2)
             #expect(try await Self.identify(r, install, "u1").status == 201)
             #expect(try await r.profile(install).object("profile")?.string("customer_user_id") == "u1")
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func anIDTheProfileHasIs200AndChangesNothing() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let etag = try #require(try await r.subscriber("u1").etag)
             let answer = try await Self.identify(r, "u1", "u1")
@@ -48,7 +49,7 @@ import Testing
     }
 
     @Test func anAnonymousInstallIdentifyingAsAnExistingIDIsMergedIntoItWith200() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let existing = try await r.subscriber("u1")
             #expect(existing.status == 201)
             let install = R.installID(3)
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func underSwitchTheAnonymousInstallKeepsWhatItHad() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             var config = try #require(R.A.config().objectValue)
             config["login"] = "switch"
             try await r.a.f.putConfig(.object(config))
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func anIdentifiedProfileIdentifyingAsAnUnseenIDGetsANewProfileWith201() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let answer = try await Self.identify(r, "u1", "u2")
             #expect(answer.status == 201)
@@ -93,7 +94,7 @@ import Testing
     }
 
     @Test func badIDsAre7220Or7256AndChangeNothing() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(5)
             _ = try await r.subscriber(install)
             let missing = try await r.post("/v1/subscribers/identify", ["app_user_id": .string(install)])

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseHTTP
 import GatehouseServer
 import GatehouseTesting
 import GatehouseWire
@@ -10,7 +11,7 @@ import Testing
     typealias R = RevenueCatFixture
 
     @Test func anInstallIDIsCreatedAnonymousWith201ThenFoundWith200() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(1)
             let created = try await r.subscriber(install)
             #expect(created.status == 201)
@@ -28,7 +29,7 @@ import Testing
     }
 
     @Test func aCustomerUserIDIsCreatedIdentifiedWith201ThenFoundWith200() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let created = try await r.subscriber("user-42")
             #expect(created.status == 201)
             #expect(created.subscriber?.string("original_app_user_id") == "user-42")
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func aProfileIDIsFoundAndAnUnknownOneIs404() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let owner = try await r.a.f.create()
             let found = try await r.subscriber(owner.id)
             #expect(found.status == 200)
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func theSubscriberObjectHasEveryFieldOfHTTPmdsTable() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let answer = try await r.subscriber(R.installID(2))
             #expect(R.isDate(answer.body["request_date"]))
             #expect(answer.body.int("request_date_ms") == r.a.startMs)
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func aSubscriptionAndItsEntitlementAreShownAsTheSDKDecodesThem() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(3)
             _ = try await r.subscriber(install)
             let purchase = try await r.receipt(install, r.signedTransaction("7000000001"))
@@ -105,7 +106,7 @@ import Testing
     }
 
     @Test func aOneTimePurchaseCarriesBothIDs() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(4)
             let lifetime = r.signedTransaction("7000000009", product: "lifetime", type: "Non-Consumable")
             #expect(try await r.receipt(install, lifetime).status == 200)
@@ -126,7 +127,7 @@ import Testing
     }
 
     @Test func idsAreReadWhetherIOSOrAndroidEscapedThem() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let install = R.installID(5)
             #expect(try await r.get("/v1/subscribers/\(R.iosEscaped(install))").status == 201)
             let android = try await r.get("/v1/subscribers/\(R.androidEscaped(install))", key: r.googleKey)
@@ -141,7 +142,7 @@ import Testing
     }
 
     @Test func malformedAppUserIDsAre7220Or7256AndCreateNothing() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let blank = try await r.get("/v1/subscribers/%20%20")
             #expect(blank.status == 400 && blank.code == 7220)
             let long = try await r.subscriber(String(repeating: "x", count: 256))
@@ -154,7 +155,7 @@ import Testing
     }
 
     @Test func keysAreCheckedAsHelloChecksThem() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             let none = try await r.subscriber("u1", key: .some(nil))
             #expect(none.status == 401 && none.code == 7225)
             #expect(none.response.headers["WWW-Authenticate"] == "Bearer")
@@ -170,7 +171,7 @@ import Testing
     }
 
     @Test func onlyTheSecretKeySeesAttributesWithTheirTimes() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             _ = try await r.subscriber("u1")
             let written = try await r.post("/v1/subscribers/u1/attributes", [
                 "attributes": ["$email": ["value": "a@example.com", "updated_at_ms": 1_700_000_000_000]],
@@ -185,7 +186,7 @@ import Testing
     }
 
     @Test func unknownPathsUnderV1Are404InRevenueCatsForm() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             for path in ["/v1/config/app", "/v1/subscribers/u1/nothing", "/v1/product_entitlement_mapping/x"] {
                 let answer = try await r.get(path)
                 #expect(answer.status == 404, "\(path)")
@@ -195,7 +196,7 @@ import Testing
     }
 
     @Test func theEndpointsTheSDKCallsAndToleratesAnswerAsItExpects() async throws {
-        try await R.run { r in
+        try await R.run { r throws in
             #expect(try await r.get("/v1/health", key: .some(nil)).body == [:])
             let report = try await r.get("/v1/subscribers/u1/health_report_availability", key: .some(nil))
             #expect(report.status == 200 && report.body == ["report_logs": false])

@@ -111,6 +111,21 @@ import Testing
         }
     }
 
+    /// An install id is the same: one that resolves creates nothing (also when its anonymous
+    /// profile takes a customer user id) and answers past the limit; an unseen one creates a
+    /// profile, so it takes a token.
+    @Test func findingAnExistingInstallIDTakesNoTokenAndAnUnseenOneDoes() async throws {
+        try await Self.withWorld { world in
+            let install: JSONValue = "$RCAnonymousID:0123456789abcdef0123456789abcdef"
+            #expect(try await world.sdk.call("profile.create", ["install_id": install])["created"] == true)
+            try await world.create(Self.burst - 1)
+            try await world.expectOverloaded("profile.create", ["install_id": "$RCAnonymousID:fedcba9876543210fedcba9876543210"])
+            #expect(try await world.sdk.call("profile.create", ["install_id": install])["created"] == false)
+            let named = try await world.sdk.call("profile.create", ["install_id": install, "customer_user_id": "bob"])
+            #expect(named["created"] == false && named.object("profile")?.string("customer_user_id") == "bob")
+        }
+    }
+
     /// Identify creates a profile when an identified one logs in as an unseen user; logout always
     /// creates the anonymous one. Both take tokens, and neither changes anything past the limit.
     @Test func identifyAndLogoutThatCreateAreLimitedToo() async throws {

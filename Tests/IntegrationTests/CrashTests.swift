@@ -73,6 +73,46 @@ import Testing
     }
 
     /// Every acknowledged write is there; at most the one in flight beyond it.
+    /// An install id, the install id of a profile merged into another and an attribute's time,
+    /// once acknowledged, outlive SIGKILL: from the log, and from a snapshot with the log after it.
+    @Test func installIDsAndAttributeTimesOutliveSIGKILL() async throws {
+        try await withTemporaryDirectory { directory in
+            let dataDirectory = directory.appending("data")
+            let own = "$RCAnonymousID:0123456789abcdef0123456789abcdef"
+            let merged = "$RCAnonymousID:fedcba9876543210fedcba9876543210"
+            var server = try await ServerProcess.start(dataDirectory: dataDirectory)
+            let created = try await server.admin().call("project.create", ["project": "shop"])
+            let secret = try #require(created.object("keys")?.string("secret"))
+            var backend = try TestClient(connectingTo: server.address)
+            try await backend.hello(secret)
+            let alice = try #require(try await backend.call("profile.create", [
+                "customer_user_id": "alice", "install_id": .string(own),
+            ]).object("profile")?.string("profile_id"))
+            #expect(try await backend.call("profile.create", ["install_id": .string(merged)]).isSuccess)
+            #expect(try await backend.call("profile.attributes", [
+                "profile_id": .string(merged), "attributes": ["plan": ["value": "gold", "updated_at_ms": 5_000]],
+            ]).isSuccess)
+            #expect(try await backend.call("profile.identify", ["profile_id": .string(merged), "customer_user_id": "alice"]).isSuccess)
+            for checkpoint in [false, true] {
+                if checkpoint { #expect(try await server.admin().call("server.checkpoint").isSuccess) }
+                _ = await server.kill9()
+                server = try await ServerProcess.start(dataDirectory: dataDirectory)
+                backend = try TestClient(connectingTo: server.address)
+                try await backend.hello(secret)
+                for install in [own, merged] {
+                    let document = try await backend.call("profile.get", ["profile_id": .string(install)])
+                    #expect(document.object("profile")?.string("profile_id") == alice, "\(install), checkpoint \(checkpoint)")
+                }
+                // The attribute kept its time: older loses.
+                let older = try await backend.call("profile.attributes", [
+                    "profile_id": .string(own), "attributes": ["plan": ["value": "older", "updated_at_ms": 4_999]],
+                ])
+                #expect(older["attributes"] == ["plan": "gold"], "checkpoint \(checkpoint)")
+            }
+            #expect(await server.stop().status == 0)
+        }
+    }
+
     static func check(_ server: ServerProcess, _ model: Acknowledged) async throws {
         for (index, key) in model.secrets.enumerated() {
             let client = try TestClient(connectingTo: server.address)

@@ -1,23 +1,35 @@
 /// One app user (DESIGN.md, "Profiles and identity"): anonymous until it has a customer user
-/// id, always with an app account token, possibly with the ids of profiles merged into it.
+/// id, always with an app account token, possibly with the install id it was created with and
+/// the ids of profiles merged into it.
 public struct Profile: Sendable, Equatable {
     public let id: ProfileID
     /// The app's own id for the user, 1–255 characters after trimming; never changes once set.
     public var customerUserID: String?
     public var token: AppAccountToken
+    /// The install id the profile was created with, if any; it never changes.
+    public let installID: InstallID?
     /// Ids of profiles merged into this one (under `login: alias`); they resolve to it forever.
     public var aliases: [ProfileID]
+    /// The install ids of the profiles merged into this one (theirs and what they had absorbed),
+    /// in install id order: they resolve to it as its aliases do. The profile document does not
+    /// show them.
+    public var mergedInstallIDs: [InstallID]
     /// The tokens of the profiles merged into this one, in token order: they resolve to it
     /// until it takes one as its own. The ``ProfileDirectory`` keeps them (a snapshot stores them
     /// beside the profiles, not in them); the profile document does not show them.
     public internal(set) var mergedTokens: [AppAccountToken] = []
-    /// Keys of 1–40 characters, string values of at most 500, at most 50 keys.
-    public var attributes: [String: String]
+    /// Keys of 1–40 characters, string values of at most 500, at most 50 keys; each with the
+    /// time it was set, which an older update does not win against.
+    public var attributes: [String: ProfileAttribute]
     public let createdMs: Int64
     /// The last time the app changed something about this profile.
     public var lastSeenMs: Int64
     /// The project sequence number of the last change of each part `sync` reports.
     public var cursors: SyncCursors
+    /// The project sequence number of the last batch that changed the attributes (0: none
+    /// known). `sync` does not report attributes (SDKs cannot read them); a document the secret
+    /// key reads does show them.
+    public var attributesCursor: UInt64
 
     /// The project sequence number of the last change `sync` reports for this profile.
     public var cursor: UInt64 {
@@ -26,20 +38,43 @@ public struct Profile: Sendable, Equatable {
     }
 
     public init(
-        id: ProfileID, customerUserID: String?, token: AppAccountToken, aliases: [ProfileID] = [],
-        attributes: [String: String] = [:], createdMs: Int64, lastSeenMs: Int64, cursor: UInt64
+        id: ProfileID, customerUserID: String?, token: AppAccountToken, installID: InstallID? = nil, aliases: [ProfileID] = [],
+        mergedInstallIDs: [InstallID] = [], attributes: [String: ProfileAttribute] = [:], createdMs: Int64, lastSeenMs: Int64,
+        cursor: UInt64, attributesCursor: UInt64 = 0
     ) {
         self.id = id
         self.customerUserID = customerUserID
         self.token = token
+        self.installID = installID
         self.aliases = aliases
+        self.mergedInstallIDs = mergedInstallIDs
         self.attributes = attributes
         self.createdMs = createdMs
         self.lastSeenMs = lastSeenMs
         self.cursors = SyncCursors(all: cursor)
+        self.attributesCursor = attributesCursor
     }
 
     public var isAnonymous: Bool { customerUserID == nil }
+
+    /// The sequence number of the last change of anything the profile's documents show, its
+    /// attributes included (which `sync` does not report).
+    public var documentCursor: UInt64 { max(cursors.latest, attributesCursor) }
+
+    /// The attributes without their times, as the line protocol shows them.
+    public var attributeValues: [String: String] { attributes.mapValues(\.value) }
+}
+
+/// One attribute of a profile: its value and when it was set (the client's `updated_at_ms`, or
+/// the time of the request that set it).
+public struct ProfileAttribute: Sendable, Equatable {
+    public var value: String
+    public var updatedMs: Int64
+
+    public init(value: String, updatedMs: Int64) {
+        self.value = value
+        self.updatedMs = updatedMs
+    }
 }
 
 /// What `sync` names in `changed` (PROTOCOL.md, "Sync and push"), in its order.

@@ -1,10 +1,10 @@
 /// A project's profiles with an index for every way to find one: by id, by the id of a profile
-/// merged into it (alias), by customer user id, and by app account token (its own, or the token
-/// of a profile merged into it).
+/// merged into it (alias), by customer user id, by app account token (its own, or the token of a
+/// profile merged into it), and by install id (its own, or that of a profile merged into it).
 ///
 /// The profiles lie densely in one ``ChunkedArray``, in no particular order; every index holds
-/// positions in it (8 bytes an entry, the key read from the profile: its id, customer user id or
-/// token, or one of the aliases and merged tokens it lists), since a million profiles in
+/// positions in it (8 bytes an entry, the key read from the profile: its id, customer user id,
+/// token or install id, or one of the aliases, merged tokens and merged install ids it lists), since a million profiles in
 /// dictionaries keyed by each cost about 470 bytes a profile in buckets alone, and a dictionary is
 /// copied whole by the first change after a snapshot's capture. Removing a profile moves the
 /// last one into its place and re-points that one's entries.
@@ -19,12 +19,20 @@ public struct ProfileDirectory: Sendable {
     private var byAlias = ListedKeyIndex<ProfileIDSlotHashing>()
     /// The tokens of merged-away profiles: the profile that lists each among its `mergedTokens`.
     private var byMergedToken = ListedKeyIndex<StandardSlotHashing<AppAccountToken>>()
+    /// Only profiles created with an install id are indexed here. Install ids are chosen by
+    /// clients, so they are hashed with SipHash (``SlotIndex``), not the cheap mix of the ids the
+    /// server draws.
+    private var byInstallID = SlotIndex<InstallID?>()
+    /// The install ids of merged-away profiles: the profile that lists each among its
+    /// `mergedInstallIDs`.
+    private var byMergedInstallID = ListedKeyIndex<StandardSlotHashing<InstallID>>()
 
     public init() {}
 
     /// Rebuilds the indexes from stored profiles and the tokens of merged-away profiles; `nil`
-    /// when two profiles share an id, a customer user id or a token (damage: a directory never
-    /// holds such). A merged token a profile holds as its own is ignored.
+    /// when two profiles share an id, a customer user id or a token, or an install id is held
+    /// twice, as a profile's own or a merged one (damage: a directory never holds such). A merged
+    /// token a profile holds as its own is ignored.
     public init?(profiles: [Profile], aliasTokens: [AppAccountToken: ProfileID]) {
         self.profiles = ChunkedArray(profiles)
         let identified = profiles.reduce(0) { $0 + ($1.customerUserID == nil ? 0 : 1) }
@@ -39,7 +47,17 @@ public struct ProfileDirectory: Sendable {
             if profiles[slot].customerUserID != nil {
                 guard byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID) else { return nil }
             }
+            if profiles[slot].installID != nil {
+                guard byInstallID.insert(slot, in: profiles, key: Self.installID) else { return nil }
+            }
             for alias in profiles[slot].aliases where aliasSlot(of: alias) == nil { byAlias.insert(alias, at: slot) }
+        }
+        // After every profile's own: a merged install id must not be one of them either.
+        for slot in profiles.indices {
+            for installID in profiles[slot].mergedInstallIDs {
+                guard installIDSlot(of: installID) == nil else { return nil }
+                byMergedInstallID.insert(installID, at: slot)
+            }
         }
         // A token whose owner is gone resolved to no profile before; it is dropped.
         var owned: [Int: [AppAccountToken]] = [:]
@@ -58,6 +76,7 @@ public struct ProfileDirectory: Sendable {
     private static func id(_ profile: Profile) -> ProfileID { profile.id }
     private static func token(_ profile: Profile) -> AppAccountToken { profile.token }
     private static func customerUserID(_ profile: Profile) -> String? { profile.customerUserID }
+    private static func installID(_ profile: Profile) -> InstallID? { profile.installID }
 
     public var count: Int { profiles.count }
 
@@ -67,6 +86,19 @@ public struct ProfileDirectory: Sendable {
     /// The latest cursor of the profile whose own id is `id`.
     public func cursor(of id: ProfileID) -> UInt64? {
         slot(of: id).map { profiles[$0].cursors.latest }
+    }
+
+    /// The sequence number of the last change of anything a document of the profile whose own id
+    /// is `id` shows, its attributes included: ``cursor(of:)`` or its attributes cursor,
+    /// whichever is newer.
+    public func documentCursor(of id: ProfileID) -> UInt64? {
+        slot(of: id).map { profiles[$0].documentCursor }
+    }
+
+    /// ``cursor(of:)`` and ``documentCursor(of:)`` in one lookup, without copying the profile out
+    /// (what the actor publishes for the connections' threads after each batch).
+    public func cursors(of id: ProfileID) -> (sync: UInt64, document: UInt64)? {
+        slot(of: id).map { (profiles[$0].cursors.latest, profiles[$0].documentCursor) }
     }
 
     /// Tokens of merged-away profiles and who they resolve to.
@@ -126,6 +158,17 @@ public struct ProfileDirectory: Sendable {
         return mergedTokenSlot(of: token).map { profiles[$0] }
     }
 
+    /// The profile an install id resolves to: the one created with it, or the one it was merged
+    /// into.
+    public func profile(installID: InstallID) -> Profile? {
+        installIDSlot(of: installID).map { profiles[$0] }
+    }
+
+    /// The id of ``profile(installID:)``, without copying the profile out.
+    public func resolvedID(installID: InstallID) -> ProfileID? {
+        installIDSlot(of: installID).map { profiles[$0].id }
+    }
+
     /// Asks for the id index's bucket of `id` (``Prefetch``): the first step of finding it
     /// ahead of its turn; ``prefetchProfile(_:)`` is the second.
     func prefetchIndex(of id: ProfileID) {
@@ -156,11 +199,18 @@ public struct ProfileDirectory: Sendable {
         byMergedToken.position(of: token) { profiles[$0].mergedTokens.contains(token) }
     }
 
+    /// Where the profile an install id resolves to lies (its own, or merged into it).
+    private func installIDSlot(of installID: InstallID) -> Int? {
+        if let slot = byInstallID.position(of: installID, in: profiles, key: Self.installID) { return slot }
+        return byMergedInstallID.position(of: installID) { profiles[$0].mergedInstallIDs.contains(installID) }
+    }
+
     // MARK: Changes (called by ProjectState.apply only; each keeps every index consistent)
 
     mutating func insert(_ profile: Profile) {
         precondition(canonicalID(profile.id) == nil, "profile id \(profile.id) reused")
         precondition(mergedTokenSlot(of: profile.token) == nil, "token \(profile.token) already held")
+        precondition(profile.installID.map { installIDSlot(of: $0) == nil } ?? true, "install id already held")
         profiles.append(profile)
         let slot = profiles.count - 1
         let newID = byID.insert(slot, in: profiles, key: Self.id)
@@ -170,6 +220,14 @@ public struct ProfileDirectory: Sendable {
         if profile.customerUserID != nil {
             let newCustomerUserID = byCustomerUserID.insert(slot, in: profiles, key: Self.customerUserID)
             precondition(newCustomerUserID, "customer user id already held")
+        }
+        if profile.installID != nil {
+            let newInstallID = byInstallID.insert(slot, in: profiles, key: Self.installID)
+            precondition(newInstallID, "install id already held")
+        }
+        for installID in profile.mergedInstallIDs {
+            precondition(installIDSlot(of: installID) == nil, "install id \(installID) already held")
+            byMergedInstallID.insert(installID, at: slot)
         }
         for alias in profile.aliases {
             precondition(canonicalSlot(of: alias) == nil, "alias \(alias) already held")
@@ -182,7 +240,8 @@ public struct ProfileDirectory: Sendable {
     }
 
     /// Changes a profile in place (one lookup, no copy of it). The body must leave the customer
-    /// user id and the token as they are: the indexes find the profile by them.
+    /// user id, the token and the merged install ids as they are: the indexes find the profile by
+    /// them.
     mutating func update(_ id: ProfileID, _ body: (inout Profile) -> Void) {
         guard let slot = slot(of: id) else { preconditionFailure("update of unknown profile \(id)") }
         body(&profiles[slot])
@@ -230,10 +289,12 @@ public struct ProfileDirectory: Sendable {
         precondition(assigned, "token \(token) held by another profile")
     }
 
-    /// Folds `source` into `target`: the source's id, its aliases and its token resolve to the
-    /// target from now on; the target's attributes win over the source's, and the source's are
-    /// taken in key order only while the target holds fewer than the most a profile may hold.
-    mutating func merge(_ source: ProfileID, into target: ProfileID) {
+    /// Folds `source` into `target`: the source's id, its aliases, its token and its install ids
+    /// resolve to the target from now on; the target's attributes win over the source's, and the
+    /// source's are taken in key order only while the target holds fewer than the most a profile
+    /// may hold. Answers whether the target took any of them (its attributes changed).
+    @discardableResult
+    mutating func merge(_ source: ProfileID, into target: ProfileID) -> Bool {
         guard let slot = slot(of: source) else { preconditionFailure("merge of unknown profile \(source)") }
         let merged = profiles[slot]
         precondition(merged.customerUserID == nil, "only an anonymous profile is merged")
@@ -242,33 +303,45 @@ public struct ProfileDirectory: Sendable {
         guard let targetSlot = self.slot(of: target) else { preconditionFailure("merge into unknown profile \(target)") }
         let aliases = [source] + merged.aliases
         let tokens = [merged.token] + merged.mergedTokens
+        let installIDs = (merged.installID.map { [$0] } ?? []) + merged.mergedInstallIDs
         for alias in aliases { byAlias.insert(alias, at: targetSlot) }
         for token in tokens { byMergedToken.insert(token, at: targetSlot) }
-        Self.absorb(merged, aliases: aliases, tokens: tokens, into: &profiles[targetSlot])
+        for installID in installIDs { byMergedInstallID.insert(installID, at: targetSlot) }
+        return Self.absorb(merged, aliases: aliases, tokens: tokens, installIDs: installIDs, into: &profiles[targetSlot])
     }
 
-    /// What a merge gives the target profile: the merged-away ids and tokens, and the merged
-    /// profile's attributes it lacks, while it holds fewer than the most a profile may hold.
-    private static func absorb(_ merged: Profile, aliases: [ProfileID], tokens: [AppAccountToken], into profile: inout Profile) {
+    /// What a merge gives the target profile: the merged-away ids, tokens and install ids, and
+    /// the merged profile's attributes it lacks (with their times), while it holds fewer than the
+    /// most a profile may hold; answers whether it took any attribute.
+    private static func absorb(
+        _ merged: Profile, aliases: [ProfileID], tokens: [AppAccountToken], installIDs: [InstallID], into profile: inout Profile
+    ) -> Bool {
         profile.aliases.append(contentsOf: aliases)
         profile.mergedTokens = (profile.mergedTokens + tokens).sorted()
-        for (key, value) in merged.attributes.sorted(by: { $0.key < $1.key }) where profile.attributes[key] == nil {
+        if !installIDs.isEmpty { profile.mergedInstallIDs = (profile.mergedInstallIDs + installIDs).sorted() }
+        var took = false
+        for (key, attribute) in merged.attributes.sorted(by: { $0.key < $1.key }) where profile.attributes[key] == nil {
             guard profile.attributes.count < ProfileLimits.attributesPerProfileMax else { break }
-            profile.attributes[key] = value
+            profile.attributes[key] = attribute
+            took = true
         }
+        return took
     }
 
-    /// Removes a profile with its aliases; its customer user id and tokens become free.
+    /// Removes a profile with its aliases; its customer user id, tokens and install ids become
+    /// free.
     mutating func remove(_ id: ProfileID) {
         guard let slot = slot(of: id) else { preconditionFailure("delete of unknown profile \(id)") }
         unlistMerged(of: profiles[slot], at: slot)
         removeProfile(at: slot)
     }
 
-    /// Takes the aliases and merged tokens `profile` (at `slot`) lists out of their indexes.
+    /// Takes the aliases, merged tokens and merged install ids `profile` (at `slot`) lists out of
+    /// their indexes.
     private mutating func unlistMerged(of profile: Profile, at slot: Int) {
         for alias in profile.aliases { byAlias.remove(alias, at: slot) }
         for token in profile.mergedTokens { byMergedToken.remove(token, at: slot) }
+        for installID in profile.mergedInstallIDs { byMergedInstallID.remove(installID, at: slot) }
     }
 
     /// Every profile counts as changed at `sequence` (a tenant restored over a live one).
@@ -276,20 +349,23 @@ public struct ProfileDirectory: Sendable {
         for slot in profiles.indices { profiles[slot].cursor = sequence }
     }
 
-    /// Takes the profile at `slot` out of the array and its three indexes; the last profile
-    /// moves into the gap and its entries follow it.
+    /// Takes the profile at `slot` out of the array and its four indexes of its own keys; the
+    /// last profile moves into the gap and its entries follow it.
     private mutating func removeProfile(at slot: Int) {
         byID.remove(slot, in: profiles, key: Self.id)
         byToken.remove(slot, in: profiles, key: Self.token)
         if profiles[slot].customerUserID != nil { byCustomerUserID.remove(slot, in: profiles, key: Self.customerUserID) }
+        if profiles[slot].installID != nil { byInstallID.remove(slot, in: profiles, key: Self.installID) }
         let last = profiles.count - 1
         if slot != last {
             let moving = profiles[last]
             byID.move(last, to: slot, key: moving.id)
             byToken.move(last, to: slot, key: moving.token)
             if moving.customerUserID != nil { byCustomerUserID.move(last, to: slot, key: moving.customerUserID) }
+            if moving.installID != nil { byInstallID.move(last, to: slot, key: moving.installID) }
             for alias in moving.aliases { byAlias.move(alias, from: last, to: slot) }
             for token in moving.mergedTokens { byMergedToken.move(token, from: last, to: slot) }
+            for installID in moving.mergedInstallIDs { byMergedInstallID.move(installID, from: last, to: slot) }
             profiles.swapAt(slot, last)
         }
         profiles.removeLast()
@@ -297,8 +373,8 @@ public struct ProfileDirectory: Sendable {
 }
 
 extension ProfileDirectory: Equatable {
-    /// The same profiles, aliases and merged tokens (each profile lists its own), wherever each
-    /// profile lies in the array.
+    /// The same profiles, aliases, merged tokens and merged install ids (each profile lists its
+    /// own), wherever each profile lies in the array.
     public static func == (lhs: ProfileDirectory, rhs: ProfileDirectory) -> Bool {
         guard lhs.count == rhs.count else { return false }
         return lhs.profiles.allSatisfy { profile in rhs.slot(of: profile.id).map { rhs.profiles[$0] } == profile }

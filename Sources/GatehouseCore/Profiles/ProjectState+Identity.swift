@@ -31,13 +31,17 @@ extension ProjectState {
         }
     }
 
-    /// Trims spaces (U+0020 only) at either end; then 1–255 characters, else
-    /// `invalid_customer_user_id`.
+    /// Trims spaces (U+0020 only) at either end; then 1–255 characters that do not begin as an
+    /// install id does (`$RCAnonymousID:`), else `invalid_customer_user_id`.
     public static func normalizeCustomerUserID(_ raw: String) throws(GatehouseError) -> String {
         let trimmed = raw.trimmingSpaces()
         guard ProfileLimits.customerUserIDCharacters.contains(trimmed.count) else {
             throw GatehouseError(
                 .invalidCustomerUserID, "a customer user id is 1–255 characters after trimming spaces at either end")
+        }
+        // Where an app user id may be either (a REST path), the two must never be confused.
+        guard !InstallID.hasPrefix(trimmed) else {
+            throw GatehouseError(.invalidCustomerUserID, "a customer user id may not begin with \(InstallID.prefix)")
         }
         return trimmed
     }
@@ -57,6 +61,21 @@ extension ProjectState {
         throw unknownProfile(id)
     }
 
+    /// A presented install id → the profile it resolves to (the one created with it, or the one
+    /// it was merged into); unknown: `not_found` (an install id names no project).
+    public func resolveProfile(installID: InstallID) throws(GatehouseError) -> Profile {
+        if let profile = profiles.profile(installID: installID) { return profile }
+        throw Self.unknownInstallID
+    }
+
+    /// ``resolveProfile(installID:)``'s id alone, without copying the profile out.
+    public func resolveProfileID(installID: InstallID) throws(GatehouseError) -> ProfileID {
+        if let id = profiles.resolvedID(installID: installID) { return id }
+        throw Self.unknownInstallID
+    }
+
+    private static var unknownInstallID: GatehouseError { .notFound("a profile with that install id") }
+
     private func unknownProfile(_ id: ProfileID) -> GatehouseError {
         guard id.tag == profileTag else { return GatehouseError(.forbidden, "the profile belongs to another project") }
         return .notFound("profile \(id)")
@@ -71,30 +90,41 @@ extension ProjectState {
     // MARK: profile.create
 
     public func createProfile(
-        customerUserID: String?, token: AppAccountToken?, nowMs: Int64, random: some RandomSource
+        customerUserID: String?, token: AppAccountToken?, installID: InstallID? = nil, nowMs: Int64, random: some RandomSource
     ) throws(GatehouseError) -> ProfileDecision {
-        try createProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random) { ownsPurchase($0) }
+        try createProfile(customerUserID: customerUserID, token: token, installID: installID, nowMs: nowMs, random: random) {
+            ownsPurchase($0)
+        }
     }
 
     /// `createProfile` with the purchase-ownership question passed in: the seam tests use to
     /// reach the branch of a profile that owns a purchase before purchases exist.
+    ///
+    /// The first that applies (docs/protocol.md, `profile.create`): a customer user id that
+    /// exists answers its profile, whatever the install id; an install id that resolves answers
+    /// its profile, which takes a given (unseen) customer user id as identify's rule 4 has it,
+    /// if it is anonymous; otherwise a new profile is made, with the install id unless an
+    /// identified profile already holds it. A given token is handled as identify's rule 5 by an
+    /// existing profile, and must be new to the project for a new one.
     func createProfile(
-        customerUserID raw: String?, token: AppAccountToken?, nowMs: Int64, random: some RandomSource,
-        ownsPurchase: (ProfileID) -> Bool
+        customerUserID raw: String?, token: AppAccountToken?, installID: InstallID? = nil, nowMs: Int64,
+        random: some RandomSource, ownsPurchase: (ProfileID) -> Bool
     ) throws(GatehouseError) -> ProfileDecision {
-        guard let raw else {
+        var customerUserID: String?
+        if let raw { customerUserID = try Self.normalizeCustomerUserID(raw) }
+        let installed = installID.flatMap { profiles.profile(installID: $0) }
+        let existing = customerUserID.flatMap { profiles.profile(customerUserID: $0) }
+            ?? installed.flatMap { $0.isAnonymous || customerUserID == nil ? $0 : nil }
+        guard let existing else {
             try requireToken(token, heldOnlyBy: [])
-            return creating(newProfile(customerUserID: nil, token: token, nowMs: nowMs, random: random), nowMs: nowMs)
-        }
-        let customerUserID = try Self.normalizeCustomerUserID(raw)
-        guard let existing = profiles.profile(customerUserID: customerUserID) else {
-            try requireToken(token, heldOnlyBy: [])
-            let profile = newProfile(customerUserID: customerUserID, token: token, nowMs: nowMs, random: random)
+            let profile = newProfile(customerUserID: customerUserID, token: token, installID: installed == nil ? installID : nil,
+                                     nowMs: nowMs, random: random)
             return creating(profile, nowMs: nowMs)
         }
-        // An existing customer user id: the given token is handled as identify's rule 5.
         try requireToken(token, heldOnlyBy: [existing.id])
-        let changes = tokenChanges(token, for: existing, ownsPurchase: ownsPurchase)
+        var changes: [Change] = []
+        if let customerUserID, existing.customerUserID == nil { changes.append(.customerUserIDAssigned(existing.id, customerUserID)) }
+        changes += tokenChanges(token, for: existing, ownsPurchase: ownsPurchase)
         return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: existing.id)
     }
 
@@ -188,25 +218,54 @@ extension ProjectState {
 
     // MARK: profile.attributes
 
+    /// Decides which updates win: the batch lists only those, so replay applies them as they are.
     public func updateAttributes(profile id: ProfileID, _ updates: [AttributeUpdate], nowMs: Int64)
         throws(GatehouseError) -> ProfileDecision
     {
         let profile = try resolveProfile(id)
-        try Self.validateAttributeUpdates(updates, on: profile.attributes)
-        let changes: [Change] = updates.isEmpty ? [] : [.attributesUpdated(profile.id, updates)]
+        let winning = try Self.winningAttributeUpdates(updates, on: profile.attributes, nowMs: nowMs)
+        let changes: [Change] = winning.isEmpty ? [] : [.attributesUpdated(profile.id, winning)]
         return ProfileDecision(batch: ChangeBatch(changes, atMs: nowMs), profileID: profile.id)
     }
 
-    /// Keys of 1–40 characters, values of at most 500, at most 50 keys once applied, at most 100
-    /// updates at once; the error names `attributes.<key>`.
-    static func validateAttributeUpdates(_ updates: [AttributeUpdate], on attributes: [String: String])
-        throws(GatehouseError)
+    /// The updates that change something, in order, each checked against the attribute as the
+    /// updates before it left it: one older than that attribute is ignored (equal or newer
+    /// wins), as is one that leaves it as it is and a delete of a key not there; `""` deletes, as
+    /// `null` does. No time is kept for a deleted key, so an older set after a delete wins.
+    /// Keys of 1–40 characters, values of at most 500 and at most 100 updates at once are checked
+    /// on every update first, then at most 50 keys on what the winners leave; the error names
+    /// `attributes.<key>`.
+    static func winningAttributeUpdates(_ updates: [AttributeUpdate], on attributes: [String: ProfileAttribute], nowMs: Int64)
+        throws(GatehouseError) -> [AttributeUpdate]
     {
+        try validateAttributeUpdates(updates)
+        var result = attributes
+        var winning: [AttributeUpdate] = []
+        var overflowingKey: String?
+        for update in updates {
+            let updatedMs = update.updatedMs ?? nowMs
+            let value = update.value.flatMap { $0.isEmpty ? nil : $0 }
+            let current = result[update.key]
+            if let current, updatedMs < current.updatedMs { continue }
+            let next = value.map { ProfileAttribute(value: $0, updatedMs: updatedMs) }
+            guard next != current else { continue }
+            result[update.key] = next
+            winning.append(AttributeUpdate(key: update.key, value: value, updatedMs: update.updatedMs))
+            if result.count > ProfileLimits.attributesPerProfileMax, overflowingKey == nil { overflowingKey = update.key }
+        }
+        guard result.count <= ProfileLimits.attributesPerProfileMax else {
+            let field = overflowingKey.map { "attributes.\($0)" } ?? "attributes"
+            throw .badField(field, "a profile holds at most \(ProfileLimits.attributesPerProfileMax) attributes")
+        }
+        return winning
+    }
+
+    /// What every update must be, whatever it meets: at most 100 of them, keys of 1–40
+    /// characters, values of at most 500.
+    private static func validateAttributeUpdates(_ updates: [AttributeUpdate]) throws(GatehouseError) {
         guard updates.count <= ProfileLimits.attributeUpdatesPerRequestMax else {
             throw .badField("attributes", "at most \(ProfileLimits.attributeUpdatesPerRequestMax) updates at once")
         }
-        var result = attributes
-        var overflowingKey: String?
         for update in updates {
             let field = "attributes.\(update.key)"
             guard ProfileLimits.attributeKeyCharacters.contains(update.key.count) else {
@@ -215,12 +274,6 @@ extension ProjectState {
             if let value = update.value, value.count > ProfileLimits.attributeValueCharactersMax {
                 throw .badField(field, "a value is at most \(ProfileLimits.attributeValueCharactersMax) characters")
             }
-            result[update.key] = update.value
-            if result.count > ProfileLimits.attributesPerProfileMax, overflowingKey == nil { overflowingKey = update.key }
-        }
-        guard result.count <= ProfileLimits.attributesPerProfileMax else {
-            let field = overflowingKey.map { "attributes.\($0)" } ?? "attributes"
-            throw .badField(field, "a profile holds at most \(ProfileLimits.attributesPerProfileMax) attributes")
         }
     }
 
@@ -254,11 +307,11 @@ extension ProjectState {
     }
 
     /// A profile as it starts; `apply` sets its cursor to the batch's sequence number.
-    private func newProfile(customerUserID: String?, token: AppAccountToken?, nowMs: Int64, random: some RandomSource)
-        -> Profile
-    {
-        Profile(id: freshProfileID(random: random), customerUserID: customerUserID,
-                token: token ?? freshToken(random: random), createdMs: nowMs, lastSeenMs: nowMs, cursor: 0)
+    private func newProfile(
+        customerUserID: String?, token: AppAccountToken?, installID: InstallID? = nil, nowMs: Int64, random: some RandomSource
+    ) -> Profile {
+        Profile(id: freshProfileID(random: random), customerUserID: customerUserID, token: token ?? freshToken(random: random),
+                installID: installID, createdMs: nowMs, lastSeenMs: nowMs, cursor: 0)
     }
 
     // 128 random bits never collide in practice; drawing again costs nothing and keeps `apply`'s
@@ -301,13 +354,24 @@ extension ProjectState {
     /// An alias reports `identity`: the app is using a profile that merged into another.
     public func sync(profile id: ProfileID, cursor: UInt64?) throws(GatehouseError) -> SyncDecision {
         let profile = try resolveProfile(id)
+        return sync(profile, cursor: cursor, presentedMergedAway: profile.id != id)
+    }
+
+    /// ``sync(profile:cursor:)`` of the profile an install id resolves to; the install id of a
+    /// profile merged into it reports `identity`, as an alias does.
+    public func sync(installID: InstallID, cursor: UInt64?) throws(GatehouseError) -> SyncDecision {
+        let profile = try resolveProfile(installID: installID)
+        return sync(profile, cursor: cursor, presentedMergedAway: profile.installID != installID)
+    }
+
+    private func sync(_ profile: Profile, cursor: UInt64?, presentedMergedAway: Bool) -> SyncDecision {
         let latest = max(profile.cursor, configCursor)
         guard let cursor else {
             return SyncDecision(profileID: profile.id, cursor: latest, changed: SyncPart.allCases, profileCursor: profile.cursor)
         }
         var changed = profile.cursors.changed(after: cursor)
         if configCursor > cursor { changed.append(.offerings) }
-        if profile.id != id, !changed.contains(.identity) { changed.insert(.identity, at: 0) }
+        if presentedMergedAway, !changed.contains(.identity) { changed.insert(.identity, at: 0) }
         return SyncDecision(profileID: profile.id, cursor: changed.isEmpty ? cursor : max(latest, cursor), changed: changed,
                             profileCursor: profile.cursor)
     }

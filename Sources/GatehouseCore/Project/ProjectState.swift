@@ -111,14 +111,17 @@ public struct ProjectState: Sendable, Equatable {
         case idempotencyRecorded(String, IdempotencyRecord)
     }
 
-    /// `value` `nil` deletes the key.
+    /// `value` `nil` deletes the key. `updatedMs` is when the client set it (RevenueCat's
+    /// `updated_at_ms`); `nil`: the time of the batch.
     public struct AttributeUpdate: Sendable, Equatable {
         public let key: String
         public let value: String?
+        public let updatedMs: Int64?
 
-        public init(key: String, value: String?) {
+        public init(key: String, value: String?, updatedMs: Int64? = nil) {
             self.key = key
             self.value = value
+            self.updatedMs = updatedMs
         }
     }
 
@@ -311,6 +314,7 @@ public struct ProjectState: Sendable, Equatable {
             keyGenerations[kind, default: 1] += 1
         case .profileCreated(var profile):
             profile.cursor = sequence
+            profile.attributesCursor = profile.attributes.isEmpty ? 0 : sequence
             profile.lastSeenMs = atMs
             profiles.insert(profile)
             counters.changed.insert(profile.id)
@@ -332,7 +336,7 @@ public struct ProjectState: Sendable, Equatable {
             noteEntitlements(of: [target], atMs: atMs, counters: &counters)
             // Grants show only as entitlements, which the comparison at the end of the batch sees.
             let movesPurchases = purchases.ownsPurchase(source)
-            profiles.merge(source, into: target)
+            if profiles.merge(source, into: target) { profiles.update(target) { $0.attributesCursor = sequence } }
             purchases.move(from: source, to: target)
             touch(target, atMs: atMs)
             mark(target, movesPurchases ? [.identity, .purchases] : [.identity], counters: &counters)
@@ -348,8 +352,13 @@ public struct ProjectState: Sendable, Equatable {
             }
             currencies.remove(source)
         case .attributesUpdated(let id, let updates):
+            // The rule logged only the updates that win (replay does not compare times again).
+            let sequence = sequence
             profiles.update(id) { profile in
-                for update in updates { profile.attributes[update.key] = update.value }
+                for update in updates {
+                    profile.attributes[update.key] = update.value.map { ProfileAttribute(value: $0, updatedMs: update.updatedMs ?? atMs) }
+                }
+                profile.attributesCursor = sequence
             }
             // Attributes are not `sync` changes: SDKs cannot read them (PROTOCOL.md).
             touch(id, atMs: atMs)

@@ -8,11 +8,13 @@ enum ChangeCoding {
         /// A config of layout version 1 (``ConfigCoding``): read, no longer written.
         case configReplacedVersion1 = 1
         case keyRotated = 2
-        case profileCreated = 3
+        /// A profile of layout 1 (no install id, no attribute times): read, no longer written.
+        case profileCreatedLayout1 = 3
         case customerUserIDAssigned = 4
         case tokenAssigned = 5
         case profileMerged = 6
-        case attributesUpdated = 7
+        /// Attribute updates without times (each the batch's): read, no longer written.
+        case attributesUpdatedUntimed = 7
         case profileDeleted = 8
         case subscriptionStored = 9
         case purchaseStored = 10
@@ -23,6 +25,11 @@ enum ChangeCoding {
         case termGrantStored = 15
         case idempotencyRecorded = 16
         case configReplaced = 17
+        /// A profile of layout 2 (``ProfileCoding``).
+        case profileCreated = 18
+        /// Attribute updates, each with its time when the client gave one.
+        case attributesUpdated = 19
+        // 20 is taken by a config layout of its own.
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -44,7 +51,7 @@ enum ChangeCoding {
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.ChangeBatch {
         let atMs = try reader.readVarInt()
-        let changes = try reader.readArray { reader throws(ByteReaderError) in try readChange(&reader) }
+        let changes = try reader.readArray { reader throws(ByteReaderError) in try readChange(&reader, atMs: atMs) }
         return ProjectState.ChangeBatch(changes, atMs: atMs)
     }
 
@@ -59,7 +66,7 @@ enum ChangeCoding {
             DigestCoding.write(digest, into: &writer)
         case .profileCreated(let profile):
             writer.writeUInt8(Tag.profileCreated.rawValue)
-            ProfileCoding.write(profile, into: &writer)
+            ProfileCoding.write(profile, into: &writer, stored: false)
         case .customerUserIDAssigned(let id, let customerUserID):
             writer.writeUInt8(Tag.customerUserIDAssigned.rawValue)
             ProfileCoding.writeID(id, into: &writer)
@@ -78,6 +85,7 @@ enum ChangeCoding {
             writer.writeArray(updates) { writer, update in
                 writer.writeString(update.key)
                 writer.writeOptional(update.value) { $0.writeString($1) }
+                writer.writeOptional(update.updatedMs) { $0.writeVarInt($1) }
             }
         case .profileDeleted(let id):
             writer.writeUInt8(Tag.profileDeleted.rawValue)
@@ -123,7 +131,8 @@ enum ChangeCoding {
         CurrencyCoding.write(record, into: &writer)
     }
 
-    private static func readChange(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState.Change {
+    /// `atMs`: the batch's time, which stands for the times a record of an older layout lacks.
+    private static func readChange(_ reader: inout ByteReader, atMs: Int64) throws(ByteReaderError) -> ProjectState.Change {
         let start = reader.offset
         guard let tag = Tag(rawValue: try reader.readUInt8()) else { throw ByteReaderError.invalid("change tag", at: start) }
         switch tag {
@@ -133,21 +142,20 @@ enum ChangeCoding {
             return .configReplaced(try ConfigCoding.read(&reader, version: ConfigCoding.version))
         case .keyRotated:
             return .keyRotated(try reader.readEnum(KeyKind.self), try DigestCoding.read(&reader))
+        case .profileCreatedLayout1:
+            return .profileCreated(try ProfileCoding.readLayout1(&reader, partCursors: false, attributesMs: atMs))
         case .profileCreated:
-            return .profileCreated(try ProfileCoding.read(&reader))
+            return .profileCreated(try ProfileCoding.read(&reader, stored: false))
         case .customerUserIDAssigned:
             return .customerUserIDAssigned(try ProfileCoding.readID(&reader), try reader.readString())
         case .tokenAssigned:
             return .tokenAssigned(try ProfileCoding.readID(&reader), try ProfileCoding.readToken(&reader))
         case .profileMerged:
             return .profileMerged(from: try ProfileCoding.readID(&reader), into: try ProfileCoding.readID(&reader))
+        case .attributesUpdatedUntimed:
+            return .attributesUpdated(try ProfileCoding.readID(&reader), try readAttributeUpdates(&reader, timed: false))
         case .attributesUpdated:
-            let id = try ProfileCoding.readID(&reader)
-            let updates = try reader.readArray { reader throws(ByteReaderError) in
-                ProjectState.AttributeUpdate(key: try reader.readString(),
-                                             value: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
-            }
-            return .attributesUpdated(id, updates)
+            return .attributesUpdated(try ProfileCoding.readID(&reader), try readAttributeUpdates(&reader, timed: true))
         case .profileDeleted:
             return .profileDeleted(try ProfileCoding.readID(&reader))
         case .subscriptionStored:
@@ -172,7 +180,21 @@ enum ChangeCoding {
     }
 }
 
-/// Profiles, their ids and tokens in binary: ids as 19 raw bytes, tokens as 16.
+extension ChangeCoding {
+    /// Key, value (absent deletes), and with `timed` the time (absent: the batch's).
+    private static func readAttributeUpdates(_ reader: inout ByteReader, timed: Bool) throws(ByteReaderError)
+        -> [ProjectState.AttributeUpdate]
+    {
+        try reader.readArray { reader throws(ByteReaderError) in
+            let key = try reader.readString()
+            let value = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+            let updatedMs = timed ? try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() } : nil
+            return ProjectState.AttributeUpdate(key: key, value: value, updatedMs: updatedMs)
+        }
+    }
+}
+
+/// Profiles, their ids and tokens in binary: ids as 19 raw bytes, tokens and install ids as 16.
 enum ProfileCoding {
     /// The 19 bytes of ``ProfileID/bytes`` (high and low big-endian, then the 3 tag bytes),
     /// written a field at a time: a million profiles' ids, and every event's, allocate nothing.
@@ -199,55 +221,107 @@ enum ProfileCoding {
         AppAccountToken(high: try reader.readUInt64(), low: try reader.readUInt64())
     }
 
-    /// A record's profile (a new one) carries one cursor; a snapshot's (state version 2) the
-    /// cursor of each part `sync` reports: identity, entitlements, currencies, purchases.
-    static func write(_ profile: Profile, into writer: inout ByteWriter, partCursors: Bool = false) {
+    static func writeInstallID(_ installID: InstallID, into writer: inout ByteWriter) {
+        writer.writeUInt64(installID.high)
+        writer.writeUInt64(installID.low)
+    }
+
+    static func readInstallID(_ reader: inout ByteReader) throws(ByteReaderError) -> InstallID {
+        InstallID(high: try reader.readUInt64(), low: try reader.readUInt64())
+    }
+
+    /// A profile in layout 2 (docs/data-format.md, "Profile"). A record's profile (a new one)
+    /// carries one cursor; a snapshot's (`stored`, state version 5) the cursor of each part `sync`
+    /// reports (identity, entitlements, currencies, purchases), then its attributes cursor.
+    static func write(_ profile: Profile, into writer: inout ByteWriter, stored: Bool) {
         writeID(profile.id, into: &writer)
         writer.writeOptional(profile.customerUserID) { $0.writeString($1) }
         writeToken(profile.token, into: &writer)
+        writer.writeOptional(profile.installID) { writeInstallID($1, into: &$0) }
         writer.writeArray(profile.aliases) { writeID($1, into: &$0) }
+        writer.writeArray(profile.mergedInstallIDs) { writeInstallID($1, into: &$0) }
         let attributes = profile.attributes
+        // Most profiles have none or one: nothing to sort, so no array is made.
         if attributes.count < 2 {
-            // Most profiles: nothing to sort, so no array is made.
-            writer.writeArray(attributes) { writer, entry in
-                writer.writeString(entry.key)
-                writer.writeString(entry.value)
-            }
+            writer.writeArray(attributes) { writeAttribute($1, into: &$0) }
         } else {
-            writer.writeArray(attributes.sorted { $0.key < $1.key }) { writer, entry in
-                writer.writeString(entry.key)
-                writer.writeString(entry.value)
-            }
+            writer.writeArray(attributes.sorted { $0.key < $1.key }) { writeAttribute($1, into: &$0) }
         }
         writer.writeVarInt(profile.createdMs)
         writer.writeVarInt(profile.lastSeenMs)
-        if partCursors {
-            let cursors = profile.cursors
-            writer.writeVarUInt(cursors.identity)
-            writer.writeVarUInt(cursors.entitlements)
-            writer.writeVarUInt(cursors.currencies)
-            writer.writeVarUInt(cursors.purchases)
-        } else {
+        guard stored else {
             writer.writeVarUInt(profile.cursor)
+            return
         }
+        let cursors = profile.cursors
+        writer.writeVarUInt(cursors.identity)
+        writer.writeVarUInt(cursors.entitlements)
+        writer.writeVarUInt(cursors.currencies)
+        writer.writeVarUInt(cursors.purchases)
+        writer.writeVarUInt(profile.attributesCursor)
     }
 
-    static func read(_ reader: inout ByteReader, partCursors: Bool = false) throws(ByteReaderError) -> Profile {
+    private static func writeAttribute(_ entry: (key: String, value: ProfileAttribute), into writer: inout ByteWriter) {
+        writer.writeString(entry.key)
+        writer.writeString(entry.value.value)
+        writer.writeVarInt(entry.value.updatedMs)
+    }
+
+    static func read(_ reader: inout ByteReader, stored: Bool) throws(ByteReaderError) -> Profile {
+        let id = try readID(&reader)
+        let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        let token = try readToken(&reader)
+        let installID = try reader.readOptional { reader throws(ByteReaderError) in try readInstallID(&reader) }
+        let aliases = try reader.readArray { reader throws(ByteReaderError) in try readID(&reader) }
+        let mergedInstallIDs = try reader.readArray { reader throws(ByteReaderError) in try readInstallID(&reader) }
+        let attributes = try readAttributes(&reader) { reader throws(ByteReaderError) in
+            ProfileAttribute(value: try reader.readString(), updatedMs: try reader.readVarInt())
+        }
+        var profile = Profile(id: id, customerUserID: customerUserID, token: token, installID: installID, aliases: aliases,
+                              mergedInstallIDs: mergedInstallIDs, attributes: attributes, createdMs: try reader.readVarInt(),
+                              lastSeenMs: try reader.readVarInt(), cursor: try reader.readVarUInt())
+        if stored {
+            profile.cursors = SyncCursors(identity: profile.cursor, entitlements: try reader.readVarUInt(),
+                                          currencies: try reader.readVarUInt(), purchases: try reader.readVarUInt())
+            profile.attributesCursor = try reader.readVarUInt()
+        }
+        return profile
+    }
+
+    /// A profile in layout 1, as change tag 3 and state versions 1–4 hold it: no install ids,
+    /// attributes without times, and (a snapshot's, with `partCursors`, state versions 2–4) no
+    /// attributes cursor. Its attributes take `attributesMs`, the time of the record's batch; in
+    /// a snapshot (`nil`) the profile's last-seen time, the latest any of them can have been set.
+    static func readLayout1(_ reader: inout ByteReader, partCursors: Bool, attributesMs: Int64?) throws(ByteReaderError)
+        -> Profile
+    {
         let id = try readID(&reader)
         let customerUserID = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
         let token = try readToken(&reader)
         let aliases = try reader.readArray { reader throws(ByteReaderError) in try readID(&reader) }
-        let attributeCount = try reader.readCount(maximum: reader.remaining)
-        var attributes: [String: String] = [:]
-        if attributeCount > 0 { attributes.reserveCapacity(attributeCount) }
-        for _ in 0..<attributeCount { attributes[try reader.readString()] = try reader.readString() }
-        var profile = Profile(id: id, customerUserID: customerUserID, token: token, aliases: aliases, attributes: attributes,
-                              createdMs: try reader.readVarInt(), lastSeenMs: try reader.readVarInt(), cursor: try reader.readVarUInt())
+        let values = try readAttributes(&reader) { reader throws(ByteReaderError) in try reader.readString() }
+        let createdMs = try reader.readVarInt()
+        let lastSeenMs = try reader.readVarInt()
+        let setMs = attributesMs ?? lastSeenMs
+        var profile = Profile(id: id, customerUserID: customerUserID, token: token, aliases: aliases,
+                              attributes: values.mapValues { ProfileAttribute(value: $0, updatedMs: setMs) }, createdMs: createdMs,
+                              lastSeenMs: lastSeenMs, cursor: try reader.readVarUInt())
         if partCursors {
             profile.cursors = SyncCursors(identity: profile.cursor, entitlements: try reader.readVarUInt(),
                                           currencies: try reader.readVarUInt(), purchases: try reader.readVarUInt())
         }
         return profile
+    }
+
+    /// An attributes array: each key, then what `value` reads.
+    private static func readAttributes<Value>(
+        _ reader: inout ByteReader, _ value: (inout ByteReader) throws(ByteReaderError) -> Value
+    ) throws(ByteReaderError) -> [String: Value] {
+        let count = try reader.readCount(maximum: reader.remaining)
+        var attributes: [String: Value] = [:]
+        if count > 0 { attributes.reserveCapacity(count) }
+        for _ in 0..<count { attributes[try reader.readString()] = try value(&reader) }
+        return attributes
     }
 }
 

@@ -92,7 +92,7 @@ enum RuntimeRecord: Equatable {
 /// A whole project state, for snapshots and `projectCreated` records (docs/data-format.md,
 /// "Project state").
 ///
-/// Versions 3 and 4 lay the state out in four sections, each preceded in the body by its length:
+/// Versions 3 to 5 lay the state out in four sections, each preceded in the body by its length:
 /// the head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
 /// currency ledger. Each is independent of the others, so a big state encodes them side by side
 /// and a big body decodes them side by side; either way the bytes are the same.
@@ -100,13 +100,15 @@ enum StateCoding {
     /// Bumped when the layout changes; a body of a newer version is refused. Version 2 added the
     /// purchase book and the currency ledger after the events (and optional event profile ids);
     /// version 3 the section lengths and the compact events (``EventLogCoding``); version 4 the
-    /// config's layout version 2 in the head (``ConfigCoding``). Versions 1 to 3 are still read.
-    static let version: UInt64 = 4
+    /// config's layout version 2 in the head (``ConfigCoding``); version 5 the profiles' layout 2
+    /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``). Versions 1 to 4
+    /// are still read.
+    static let version: UInt64 = 5
 
     /// The first version laid out in sections.
     static let sectionedVersion: UInt64 = 3
 
-    /// The sections of a version 3 or 4 body, in order.
+    /// The sections of a version 3, 4 or 5 body, in order.
     static let sectionCount = 4
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
@@ -161,7 +163,7 @@ enum StateCoding {
         writer.writeVarUInt(state.sequence)
         writer.writeVarUInt(state.configCursor)
         writer.writeVarUInt(UInt64(state.profiles.count))
-        state.profiles.forEachByID { ProfileCoding.write($0, into: &writer, partCursors: true) }
+        state.profiles.forEachByID { ProfileCoding.write($0, into: &writer, stored: true) }
         writer.writeArray(state.profiles.aliasTokensInOrder) { writer, entry in
             ProfileCoding.writeToken(entry.token, into: &writer)
             ProfileCoding.writeID(entry.owner, into: &writer)
@@ -195,7 +197,9 @@ enum StateCoding {
         let configCursor = try reader.readVarUInt()
         let profilesOffset = reader.offset
         let profileList = try reader.readArray { reader throws(ByteReaderError) in
-            try ProfileCoding.read(&reader, partCursors: version >= 2)
+            version >= 5
+                ? try ProfileCoding.read(&reader, stored: true)
+                : try ProfileCoding.readLayout1(&reader, partCursors: version >= 2, attributesMs: nil)
         }
         let aliasTokenCount = try reader.readCount(maximum: reader.remaining)
         var aliasTokens: [AppAccountToken: ProfileID] = [:]
@@ -204,7 +208,7 @@ enum StateCoding {
             aliasTokens[try ProfileCoding.readToken(&reader)] = try ProfileCoding.readID(&reader)
         }
         guard let profiles = ProfileDirectory(profiles: profileList, aliasTokens: aliasTokens) else {
-            throw ByteReaderError.invalid("profiles sharing an id, a customer user id or a token", at: profilesOffset)
+            throw ByteReaderError.invalid("profiles sharing an id, a customer user id, a token or an install id", at: profilesOffset)
         }
         return Head(id: id, name: name, createdMs: createdMs, keys: keys, generations: generations, config: config,
                     sequence: sequence, configCursor: configCursor, profiles: profiles)

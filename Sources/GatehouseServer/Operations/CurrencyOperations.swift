@@ -66,7 +66,7 @@ enum CurrencyOperations {
 
     /// `profile_id`, or for a backend `customer_user_id` instead.
     static func profileLookup(_ fields: Fields) throws(GatehouseError) -> ProfileLookup {
-        if fields.has("profile_id") { return .id(try ProfileOperations.profileID(fields)) }
+        if fields.has("profile_id") { return try ProfileOperations.profileLookup(fields) }
         if fields.has("customer_user_id") { return .customerUserID(try fields.string("customer_user_id")) }
         throw GatehouseError.badField("profile_id", "is required (or customer_user_id)")
     }

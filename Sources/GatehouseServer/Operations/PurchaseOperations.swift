@@ -12,7 +12,7 @@ enum PurchaseOperations {
 
     static let report = Operation(name: "purchase.report", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let store = try fields.string("store")
         let outcome: Committed<PurchaseOutcome>
         if store == TestStore.appStoreName {
@@ -32,7 +32,7 @@ enum PurchaseOperations {
 
     static let restore = Operation(name: "purchase.restore", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let store = try fields.string("store")
         let outcome: Committed<PurchaseOutcome>
         if store == TestStore.appStoreName {
@@ -82,7 +82,7 @@ enum PurchaseOperations {
 
     static let grant = Operation(name: "entitlement.grant", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let entitlement = try fields.string("entitlement")
         let end = try grantEnd(fields)
         return { project throws(GatehouseError) in
@@ -93,7 +93,7 @@ enum PurchaseOperations {
 
     static let revoke = Operation(name: "entitlement.revoke", roles: [.server], body: .project { context throws(GatehouseError) in
         let fields = context.fields
-        let id = try ProfileOperations.profileID(fields)
+        let id = try ProfileOperations.profileLookup(fields)
         let entitlement = try fields.string("entitlement")
         return { project throws(GatehouseError) in
             let outcome = try project.revokeEntitlement(profile: id, entitlement: entitlement)

@@ -13,7 +13,7 @@ enum SyncOperations {
         let project = context.project
         // One step in the actor resolves, claims room on the connection and registers, so
         // neither a merge nor a change can come in between.
-        _ = try await project.watch(profile: try ProfileOperations.profileID(context.fields), target: watches) {
+        _ = try await project.watch(profile: try ProfileOperations.profileLookup(context.fields), target: watches) {
             canonical throws(GatehouseError) in try watches.reserve(project, canonical)
         }
         return Reply(["watching": true])
@@ -22,7 +22,7 @@ enum SyncOperations {
     static let unwatch = Operation(name: "unwatch", roles: [.sdk, .server], needsHeldConnection: true, body: .async { context throws(GatehouseError) in
         guard let watches = context.session.watches else { return Reply(["watching": false]) }
         let project = context.project
-        let canonical = try await project.canonicalProfile(try ProfileOperations.profileID(context.fields))
+        let canonical = try await project.canonicalProfile(try ProfileOperations.profileLookup(context.fields))
         watches.release(project, canonical)
         return Reply(["watching": false])
     })
@@ -39,14 +39,15 @@ enum SyncOperations {
             inline: { context throws(GatehouseError) in
                 let fields = context.fields
                 guard let cursor = try syncCursor(fields) else { return nil }
-                let id = try ProfileOperations.profileID(fields)
+                // The board holds profiles by their own ids: an install id takes the full road.
+                guard case .id(let id) = try ProfileOperations.profileLookup(fields) else { return nil }
                 guard context.project.syncBoard.nothingChanged(for: id, after: cursor) == true else { return nil }
                 return ["cursor": .int(Int64(cursor)), "changed": .array([])]
             },
             slow: { context throws(GatehouseError) in
                 let fields = context.fields
                 let cursor = try syncCursor(fields)
-                let outcome = try await context.project.sync(profile: try ProfileOperations.profileID(fields), cursor: cursor)
+                let outcome = try await context.project.sync(profile: try ProfileOperations.profileLookup(fields), cursor: cursor)
                 var result: JSONObject = [
                     "cursor": .int(Int64(outcome.value.cursor)),
                     "changed": .array(outcome.value.changed.map { .string($0.rawValue) }),
@@ -63,7 +64,7 @@ enum SyncOperations {
     }
 
     static let offerings = Operation(name: "offerings", roles: [.sdk, .server], body: .async { context throws(GatehouseError) in
-        let config = try await context.project.offerings(for: try ProfileOperations.profileID(context.fields))
+        let config = try await context.project.offerings(for: try ProfileOperations.profileLookup(context.fields))
         return Reply(OfferingsDocument.json(config.value), after: config.lsn)
     })
 }

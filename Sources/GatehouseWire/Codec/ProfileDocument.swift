@@ -63,6 +63,7 @@ public enum ProfileDocument {
         [
             "profile_id": .string(profile.id.description),
             "customer_user_id": .optional(profile.customerUserID) { .string($0) },
+            "install_id": .optional(profile.installID) { .string($0.description) },
             "app_account_token": .string(profile.token.description),
             "aliases": .array(profile.aliases.map { .string($0.description) }),
             "created_ms": .int(profile.createdMs),
@@ -70,9 +71,12 @@ public enum ProfileDocument {
         ]
     }
 
-    /// A profile's attributes, keys in order.
+    /// A profile's attributes, keys in order, each as its value (the times are in
+    /// ``Profile/attributes``, for forms that show them).
     public static func attributes(_ profile: Profile) -> JSONValue {
-        .object(JSONObject(members: profile.attributes.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: .string($0.value)) }))
+        .object(JSONObject(members: profile.attributes.sorted { $0.key < $1.key }.map {
+            JSONObject.Member(key: $0.key, value: .string($0.value.value))
+        }))
     }
 }
 

@@ -8,7 +8,7 @@ struct RevenueCatRefusal: Error, Sendable {
     var error: RevenueCatError
     var code: ErrorCode
 
-    init(_ backendCode: RevenueCatRefusalCode, status: Int? = nil, _ message: String, code: ErrorCode = .badRequest) {
+    init(_ backendCode: RevenueCatErrorCode, status: Int? = nil, _ message: String, code: ErrorCode = .badRequest) {
         error = RevenueCatError(backendCode, status: status, message: message)
         self.code = code
     }
@@ -27,7 +27,7 @@ struct RevenueCatRefusal: Error, Sendable {
         }
     }
 
-    private static func mapping(_ error: GatehouseError) -> (code: RevenueCatRefusalCode, status: Int?) {
+    private static func mapping(_ error: GatehouseError) -> (code: RevenueCatErrorCode, status: Int?) {
         if error == TestStore.notEnabled(TestStore.appStoreName) || error == TestStore.notEnabled(TestStore.name) {
             return (.invalidPlatform, nil)
         }
@@ -52,7 +52,7 @@ struct RevenueCatRefusal: Error, Sendable {
     private static func attributeKey(_ error: GatehouseError) -> String? {
         guard error.code == .badRequest, error.message.hasPrefix("attributes.") else { return nil }
         let named = error.message.dropFirst("attributes.".count)
-        guard let colon = named.range(of: ": ") else { return nil }
-        return String(named[..<colon.lowerBound])
+        guard let colon = named.firstIndex(of: ":"), named[colon...].hasPrefix(": ") else { return nil }
+        return String(named[..<colon])
     }
 }

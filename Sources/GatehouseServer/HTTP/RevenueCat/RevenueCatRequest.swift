@@ -41,15 +41,14 @@ struct RevenueCatRequest: Sendable {
 
     /// The body, which must be a JSON object.
     func bodyObject() throws(RevenueCatRefusal) -> JSONObject {
+        let value: JSONValue
         do {
-            let value = try http.body.withUnsafeBytes { body throws(JSONParseError) in try JSONParser.parse(body) }
-            guard case .object(let object) = value else { throw RevenueCatRefusal(GatehouseError(.badJSON, "the body must be a JSON object")) }
-            return object
-        } catch let error as RevenueCatRefusal {
-            throw error
+            value = try http.body.withUnsafeBytes { body throws(JSONParseError) in try JSONParser.parse(body) }
         } catch {
             throw RevenueCatRefusal(GatehouseError(.badJSON, "the body is not JSON: \(error)"))
         }
+        guard case .object(let object) = value else { throw RevenueCatRefusal(GatehouseError(.badJSON, "the body must be a JSON object")) }
+        return object
     }
 
     /// `X-Platform`, compared without case (the iOS SDK sends `iOS`).
@@ -103,10 +102,19 @@ struct RevenueCatRequest: Sendable {
 /// What `fetch_token` must look like to be a StoreKit 2 signed transaction: a JWS in its
 /// compact form, three base64url parts (a StoreKit 1 receipt is one base64 blob).
 enum SignedTransactionShape {
+    private static func isBase64URL(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default: false
+        }
+    }
+
     static func looksLikeJWS(_ token: String) -> Bool {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         return parts.count == 3 && parts.allSatisfy { part in
-            !part.isEmpty && part.allSatisfy { Base64URL.isAlphabet($0) }
+            !part.isEmpty && part.allSatisfy(isBase64URL)
         }
     }
 }

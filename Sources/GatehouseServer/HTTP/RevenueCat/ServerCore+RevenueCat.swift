@@ -30,11 +30,11 @@ extension ServerCore {
                 return request.subscriber(shown, status: shown.created ? 201 : 200, session: session, board: steps.board)
             }
         case .identify:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await identify(request, steps, session) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.identify(request, steps, session) }
         case .receipts:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await receipts(request, steps, session) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.receipts(request, steps, session) }
         case .attributes:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await attributes(request, steps) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.attributes(request, steps) }
         case .offerings:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in
                 _ = try request.appUserID()
@@ -50,7 +50,7 @@ extension ServerCore {
                 return request.answer(200, RevenueCatBodies.virtualCurrencies(shown.view))
             }
         case .introEligibility:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await introEligibility(request, steps) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.introEligibility(request, steps) }
         case .deleteSubscriber:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in
                 let shown = try await steps.find(request.appUserID())
@@ -58,7 +58,7 @@ extension ServerCore {
                 return request.answer(200, ["app_user_id": .string(request.parameters["app_user_id"] ?? "")])
             }
         case .promotional:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await promotional(request, steps, session) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.promotional(request, steps, session) }
         case .revokePromotionals:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in
                 let shown = try await steps.findOrCreate(request.appUserID())
@@ -69,7 +69,7 @@ extension ServerCore {
                 return request.subscriber(reply.shown, status: 200, session: session, board: steps.board)
             }
         case .currencyTransaction:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await currencyTransaction(request, steps) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.currencyTransaction(request, steps) }
         }
     }
 
@@ -308,7 +308,7 @@ extension RevenueCatRequest {
         .work { [self] in
             let steps = RevenueCatSteps(core: core, session: session)
             var answer: HTTPWorkAnswer
-            do {
+            do throws(RevenueCatRefusal) {
                 answer = try await body(steps)
                 answer.tally = RequestTally(op: steps.lastOp, code: nil)
             } catch {

@@ -1,0 +1,104 @@
+import GatehouseBase
+import GatehouseCore
+@testable import GatehouseRuntime
+import GatehouseStorage
+import Testing
+
+/// A state with what state version 5 added: install ids (a profile's own, and one merged into
+/// it), attributes with their times, and the attributes cursor.
+enum Version5Fixtures {
+    typealias F = Version3Fixtures
+
+    static let installA = InstallID(high: 0x0A, low: 0x0B)
+    static let installB = InstallID(high: 0x0C, low: 0x0D)
+    static let installAHex = "0a00000000000000" + "0b00000000000000"
+    static let installBHex = "0c00000000000000" + "0d00000000000000"
+
+    static var state: ProjectState {
+        var state = F.configured
+        state.apply(.init([
+            .profileCreated(Profile(id: F.profileA, customerUserID: "al", token: AppAccountToken(high: 1, low: 2),
+                                    installID: installA, createdMs: 2, lastSeenMs: 2, cursor: 0)),
+            .profileCreated(Profile(id: F.profileB, customerUserID: nil, token: AppAccountToken(high: 3, low: 4),
+                                    installID: installB, createdMs: 2, lastSeenMs: 2, cursor: 0)),
+        ], atMs: 2))
+        state.apply(.init([.attributesUpdated(F.profileA, [.init(key: "plan", value: "gold", updatedMs: 1)])], atMs: 3))
+        state.apply(.init([.attributesUpdated(F.profileB, [.init(key: "$email", value: "b@x.io")])], atMs: 4))
+        state.apply(.init([.profileMerged(from: F.profileB, into: F.profileA)], atMs: 5))
+        return state
+    }
+
+    /// Section 0 of `state` in state version 5.
+    static let head = F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+        + "01" + "01"  // key generations
+        // The config: entitlements, products, currencies, offerings, login, restore, grace, test
+        // store, App Store, limits.
+        + "01" + F.str("pro") + "00" + "01" + F.str("C") + F.str("C") + "00" + F.str("alias") + F.str("transfer") + "00" + "00" + "00"
+        + "d00f"
+        + "05" + "01"  // sequence 5, config cursor 1
+        // One profile: A, "al", token (1, 2), its install id, B its alias, B's install id merged
+        // into it, two attributes by key ($email set at 4 ms came with B, plan at 1 ms), created at
+        // 2 ms, last seen at 5 (the merge); cursors: identity 5, the other parts 2; attributes
+        // cursor 5 (the merge brought one).
+        + "01" + F.profileAHex + "01" + F.str("al") + "0100000000000000" + "0200000000000000" + "01" + installAHex
+        + "01" + F.profileBHex + "01" + installBHex
+        + "02" + F.str("$email") + F.str("b@x.io") + "08" + F.str("plan") + F.str("gold") + "02"
+        + "04" + "0a" + "05" + "02" + "02" + "02" + "05"
+        + "01" + "0300000000000000" + "0400000000000000" + F.profileAHex  // B's token (3, 4) resolves to A
+}
+
+/// The exact bytes of what state version 5 changed, and what the versions before it still mean.
+/// A change here is a format change (docs/data-format.md, "Profile", "Project state").
+@Suite struct StateVersion5GoldenBytes {
+    typealias F = Version3Fixtures
+    typealias V = Version5Fixtures
+
+    @Test func theHeadHoldsInstallIDsAttributeTimesAndTheAttributesCursor() throws {
+        let sections = StateCoding.sectionBytes(of: V.state)
+        #expect(Hex.encode(sections[0]) == V.head, "\(Hex.encode(sections[0]))")
+        let body = StateCoding.encode(V.state)
+        #expect(body.first == 5)
+        let decoded = try F.decodeBothWays(body)
+        #expect(decoded == V.state)
+        #expect(StateCoding.encode(decoded) == body)
+        let alice = try #require(decoded.profiles.profile(F.profileA))
+        #expect(alice.installID == V.installA && alice.mergedInstallIDs == [V.installB])
+        #expect(alice.attributes == ["plan": ProfileAttribute(value: "gold", updatedMs: 1),
+                                     "$email": ProfileAttribute(value: "b@x.io", updatedMs: 4)])
+        #expect(alice.attributesCursor == 5)
+        #expect(decoded.profiles.resolvedID(installID: V.installB) == F.profileA, "the merged install id still resolves")
+    }
+
+    /// A version 4 body's attributes have no times: each takes its profile's last-seen time, the
+    /// latest it can have been set; there are no install ids and no attributes cursor.
+    @Test func aVersion4BodyWithAttributesStillReads() throws {
+        let withAttribute = StateVersion3GoldenBytes.headVersion4.replacing(
+            "01" + F.profileBHex + "00" + "04", with: "01" + F.profileBHex + "01" + F.str("k") + F.str("v") + "04")
+        try #require(withAttribute != StateVersion3GoldenBytes.headVersion4)
+        let body = try #require(Hex.decode("04" + StateVersion3GoldenBytes.sectionsHex(head: withAttribute)))
+        let decoded = try F.decodeBothWays(body)
+        let alice = try #require(decoded.profiles.profile(F.profileA))
+        #expect(alice.attributes == ["k": ProfileAttribute(value: "v", updatedMs: alice.lastSeenMs)])
+        #expect(alice.lastSeenMs == 3)
+        #expect(alice.installID == nil && alice.mergedInstallIDs.isEmpty && alice.attributesCursor == 0)
+        #expect(decoded.profiles.profile(F.profileB)?.id == F.profileA)
+        // Written again it is version 5, and reads back the same.
+        #expect(try F.decodeBothWays(StateCoding.encode(decoded)) == decoded)
+    }
+
+    @Test func anInstallIDHeldTwiceIsRefused() throws {
+        let twice = V.head.replacing("01" + F.profileBHex + "01" + V.installBHex,
+                                                with: "01" + F.profileBHex + "01" + V.installAHex)
+        try #require(twice != V.head)
+        var sections = StateCoding.sectionBytes(of: V.state)
+        sections[0] = try #require(Hex.decode(twice))
+        #expect(throws: ByteReaderError.self) { try F.decodeBothWays(StateCoding.body(sections: sections)) }
+    }
+
+    @Test func everyTruncationIsRefused() {
+        let bytes = StateCoding.encode(V.state)
+        for length in 0..<bytes.count {
+            #expect(throws: ByteReaderError.self, "cut at \(length)") { try F.decodeBothWays(Array(bytes.prefix(length))) }
+        }
+    }
+}
