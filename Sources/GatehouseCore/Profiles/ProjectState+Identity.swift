@@ -346,8 +346,6 @@ extension ProjectState {
         public var cursor: UInt64
         /// What changed after the client's cursor, in ``SyncPart`` order; empty: nothing did.
         public var changed: [SyncPart]
-        /// The canonical profile's own latest cursor (what a sync board holds for it).
-        public var profileCursor: UInt64
     }
 
     /// The parts of a profile changed after `cursor`; with no cursor (a first sync), all of them.
@@ -367,12 +365,11 @@ extension ProjectState {
     private func sync(_ profile: Profile, cursor: UInt64?, presentedMergedAway: Bool) -> SyncDecision {
         let latest = max(profile.cursor, configCursor)
         guard let cursor else {
-            return SyncDecision(profileID: profile.id, cursor: latest, changed: SyncPart.allCases, profileCursor: profile.cursor)
+            return SyncDecision(profileID: profile.id, cursor: latest, changed: SyncPart.allCases)
         }
         var changed = profile.cursors.changed(after: cursor)
         if configCursor > cursor { changed.append(.offerings) }
         if presentedMergedAway, !changed.contains(.identity) { changed.insert(.identity, at: 0) }
-        return SyncDecision(profileID: profile.id, cursor: changed.isEmpty ? cursor : max(latest, cursor), changed: changed,
-                            profileCursor: profile.cursor)
+        return SyncDecision(profileID: profile.id, cursor: changed.isEmpty ? cursor : max(latest, cursor), changed: changed)
     }
 }
