@@ -11,6 +11,7 @@
 # Run from the repository: it builds release first, unless B points at a built binary's directory.
 # Everything listens on 127.0.0.1 and runs under `timeout`; both servers are stopped by pid.
 set -u
+# DURATION (default 10s) sets the length of each wrk run.
 if [ -z "${B:-}" ]; then swift build -c release >/dev/null || exit 1; B=.build/release; fi
 KEY=ak_yardstick_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 T=$(mktemp -d /tmp/gh-rc-yard.XXXXXX)
@@ -84,7 +85,7 @@ echo "subscriber object: $(wc -c <"$T/www-body") bytes; ETag $ETAG"
 # One line per run: name, requests/s, p50, p99 (wrk's own units), and any non-2xx/3xx answers.
 run() {
   local name=$1 url=$2; shift 2
-  wrk -t2 -c50 -d10s --latency "$@" "$url" | awk -v name="$name" '
+  wrk -t2 -c50 -d"${DURATION:-10s}" --latency "$@" "$url" | awk -v name="$name" '
     /Requests\/sec:/ { rate = $2 }
     $1 == "50%" { p50 = $2 }
     $1 == "99%" { p99 = $2 }

@@ -77,21 +77,55 @@ struct SubscriberETag: Equatable, Sendable {
             + "\(secret ? "s" : "p").\(String(requested, radix: 16))"
     }
 
+    /// Reads the ETag's UTF-8 in place (every revalidation on the loop parses one): no
+    /// substring, no allocation.
     init?(parsing text: String) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 7, parts[0] == "v1", let profile = ProfileID(parsing: String(parts[1])),
-            let documentCursor = UInt64(parts[2], radix: 16), let configCursor = UInt64(parts[3], radix: 16),
-            parts[5] == "s" || parts[5] == "p", let requested = UInt64(parts[6], radix: 16)
+        var text = text
+        guard let etag = text.withUTF8({ Self.parse(UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = etag
+    }
+
+    private static func parse(_ bytes: UnsafeRawBufferPointer) -> SubscriberETag? {
+        var fields: [Range<Int>] = []
+        fields.reserveCapacity(7)
+        var start = 0
+        for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ".") {
+            fields.append(start..<index)
+            start = index + 1
+        }
+        guard fields.count == 7, fields[0].count == 2, bytes[0] == UInt8(ascii: "v"), bytes[1] == UInt8(ascii: "1"),
+            let profile = ProfileID(utf8: UnsafeRawBufferPointer(rebasing: bytes[fields[1]])),
+            let documentCursor = hex(bytes, fields[2]), let configCursor = hex(bytes, fields[3]),
+            fields[5].count == 1, let requested = hex(bytes, fields[6])
         else { return nil }
+        let kind = bytes[fields[5].lowerBound]
+        guard kind == UInt8(ascii: "s") || kind == UInt8(ascii: "p") else { return nil }
         let changesAtMs: Int64?
-        if parts[4] == "-" {
+        if fields[4].count == 1, bytes[fields[4].lowerBound] == UInt8(ascii: "-") {
             changesAtMs = nil
         } else {
-            guard let moment = Int64(parts[4], radix: 16) else { return nil }
-            changesAtMs = moment
+            guard let moment = hex(bytes, fields[4]), let signed = Int64(exactly: moment) else { return nil }
+            changesAtMs = signed
         }
-        self.init(profile: profile, documentCursor: documentCursor, configCursor: configCursor, changesAtMs: changesAtMs,
-                  secret: parts[5] == "s", requested: requested)
+        return SubscriberETag(profile: profile, documentCursor: documentCursor, configCursor: configCursor, changesAtMs: changesAtMs,
+                              secret: kind == UInt8(ascii: "s"), requested: requested)
+    }
+
+    /// Lowercase hex of 1–16 digits, as ``text`` writes it.
+    private static func hex(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> UInt64? {
+        guard (1...16).contains(range.count) else { return nil }
+        var value: UInt64 = 0
+        for index in range {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
     }
 
     /// FNV-1a of the id's UTF-8: it tells ids apart, it guards nothing (a 304 shows no data).
