@@ -7,10 +7,10 @@
 #   - no ETag: Gatehouse answering 200 with the full subscriber object (the profile has an App
 #     Store-shaped subscription through the test store), nginx answering 200 with a file of the
 #     same bytes.
-# nginx runs one worker process, as Gatehouse answers on one event-loop thread by default.
 # Run from the repository: it builds release first, unless B points at a built binary's directory.
 # Everything listens on 127.0.0.1 and runs under `timeout`; both servers are stopped by pid.
 set -u
+. "$(dirname "$0")/nginx-yardstick.sh"
 # DURATION (default 10s) sets the length of each wrk run.
 if [ -z "${B:-}" ]; then swift build -c release >/dev/null || exit 1; B=.build/release; fi
 KEY=ak_yardstick_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -47,34 +47,9 @@ ETAG=$(tr -d '\r' <"$T/head" | sed -n 's/^[Xx]-[Rr]evenue[Cc]at-[Ee][Tt]ag: //p'
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-RevenueCat-ETag: $ETAG")
 [ "$STATUS" = 304 ] || { echo "revalidation answered $STATUS, not 304"; exit 1; }
 
-NGINX_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$T/www" && chmod 0755 "$T/www"
 cp "$T/www-body" "$T/www/subscriber" && chmod 0644 "$T/www/subscriber"
-cat >"$T/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-pid $T/nginx.pid;
-error_log $T/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $T/nginx-body;
-    proxy_temp_path $T/nginx-proxy;
-    fastcgi_temp_path $T/nginx-fastcgi;
-    uwsgi_temp_path $T/nginx-uwsgi;
-    scgi_temp_path $T/nginx-scgi;
-    keepalive_requests 100000000;
-    keepalive_timeout 60s;
-    server {
-        listen 127.0.0.1:$NGINX_PORT;
-        root $T/www;
-        location = /subscriber { default_type application/json; etag on; }
-    }
-}
-EOF
-timeout 400 nginx -c "$T/nginx.conf" -p "$T" -e "$T/nginx-error.log" &
-nginx=$!
+start_nginx 400 'location = /subscriber { default_type application/json; etag on; }'
 NGINX_URL="http://127.0.0.1:$NGINX_PORT/subscriber"
 for _ in $(seq 100); do curl -sf -o /dev/null "$NGINX_URL" && break; sleep 0.1; done
 NGINX_ETAG=$(curl -sS -D - -o /dev/null "$NGINX_URL" | tr -d '\r' | sed -n 's/^[Ee][Tt]ag: //p')
@@ -82,24 +57,14 @@ STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$NGINX_URL" -H "If-None-Match: 
 [ "$STATUS" = 304 ] || { echo "nginx answered $STATUS, not 304"; exit 1; }
 echo "subscriber object: $(wc -c <"$T/www-body") bytes; ETag $ETAG"
 
-# One line per run: name, requests/s, p50, p99 (wrk's own units), and any non-2xx/3xx answers.
-run() {
-  local name=$1 url=$2; shift 2
-  wrk -t2 -c50 -d"${DURATION:-10s}" --latency "$@" "$url" | awk -v name="$name" '
-    /Requests\/sec:/ { rate = $2 }
-    $1 == "50%" { p50 = $2 }
-    $1 == "99%" { p99 = $2 }
-    /Non-2xx|Socket errors/ { errors = errors " " $0 }
-    END { printf "%-22s %12s %10s %10s%s\n", name, rate, p50, p99, errors }'
-}
 RESULTS=$T/results
 for round in 1 2; do
-  run "gatehouse 304" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-RevenueCat-ETag: $ETAG" -H "X-Platform: iOS" >>"$RESULTS"
-  run "nginx 304" "$NGINX_URL" -H "If-None-Match: $NGINX_ETAG" >>"$RESULTS"
+  run_wrk "gatehouse 304" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-RevenueCat-ETag: $ETAG" -H "X-Platform: iOS" >>"$RESULTS"
+  run_wrk "nginx 304" "$NGINX_URL" -H "If-None-Match: $NGINX_ETAG" >>"$RESULTS"
 done
 for round in 1 2; do
-  run "gatehouse 200 (no ETag)" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-Platform: iOS" >>"$RESULTS"
-  run "nginx 200 (same body)" "$NGINX_URL" >>"$RESULTS"
+  run_wrk "gatehouse 200 (no ETag)" "$URL" -H "Authorization: Bearer $PUBLIC" -H "X-Platform: iOS" >>"$RESULTS"
+  run_wrk "nginx 200 (same body)" "$NGINX_URL" >>"$RESULTS"
 done
-printf "%-22s %12s %10s %10s\n" "server" "requests/s" "p50" "p99"
+printf "%-24s %12s %10s %10s\n" "server" "requests/s" "p50" "p99"
 cat "$RESULTS"
