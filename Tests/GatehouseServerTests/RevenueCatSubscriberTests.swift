@@ -170,6 +170,22 @@ import Testing
         }
     }
 
+    @Test func aKeyRotatedOrAProjectDeletedStopsOnAKeepAliveConnectionAtOnce() async throws {
+        // The connection remembers the key it presented last; that must never outlive the key.
+        try await R.run { r throws in
+            #expect(try await r.subscriber("u1").status == 201)
+            #expect(try await r.subscriber("u1").status == 200, "the remembered key")
+            let rotated = try await r.a.f.admin.call("project.rotate_keys", ["project": "acme", "which": "public"])
+            let apple = try #require(rotated.object("keys")?.string("apple"))
+            let stale = try await r.subscriber("u1")
+            #expect(stale.status == 401 && stale.code == 7225, "on the same connection")
+            #expect(try await r.subscriber("u1", key: apple).status == 200)
+            #expect(try await r.a.f.admin.call("project.delete", ["project": "acme"]).isSuccess)
+            let gone = try await r.subscriber("u1", key: apple)
+            #expect(gone.status == 401 && gone.code == 7225)
+        }
+    }
+
     @Test func onlyTheSecretKeySeesAttributesWithTheirTimes() async throws {
         try await R.run { r throws in
             _ = try await r.subscriber("u1")

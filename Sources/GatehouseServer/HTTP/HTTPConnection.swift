@@ -21,6 +21,8 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
     private let front: HTTPFront
     private let meter: RequestMeter.Shard
     private let inbox: ConnectionInbox
+    /// The key this connection presented last (``KeyMemo``).
+    private let keys = KeyMemo()
     /// Called once, on the loop thread, when the connection has closed.
     var onClose: (HTTPConnection) -> Void = { _ in }
     /// Called on the loop thread when the server's buffered bytes pass their budget.
@@ -189,7 +191,7 @@ final class HTTPConnection: IOEventHandler, ServedConnection, @unchecked Sendabl
         )
         switch HTTPRoute.router.match(method: request.method, path: request.path) {
         case .found(let route, let parameters):
-            switch core.handle(route, parameters: parameters, request) {
+            switch core.handle(route, parameters: parameters, request, keys: keys) {
             case .respond(let response, let tally):
                 write(response, tally, exchange)
             case .run(let opRequest, let session, let answer):

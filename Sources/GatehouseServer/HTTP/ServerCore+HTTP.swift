@@ -47,20 +47,20 @@ struct HTTPWorkAnswer: Sendable {
 /// The HTTP routes as translations onto the op table: the same dispatch, roles, limits,
 /// durability and answers as the line protocol, never a second implementation of a rule.
 extension ServerCore {
-    func handle(_ route: HTTPRoute, parameters: [String: String], _ request: HTTPRequest) -> HTTPHandling {
+    func handle(_ route: HTTPRoute, parameters: [String: String], _ request: HTTPRequest, keys: KeyMemo) -> HTTPHandling {
         switch route {
         case .health:
             return .respond(HTTPAnswers.json(200, ["status": "ok"]), .other(nil))
         case .readiness:
             return .respond(readiness(), .other(nil))
         case .metrics:
-            return .respond(metrics(request), .other(nil))
+            return .respond(metrics(request, keys: keys), .other(nil))
         case .op:
-            return op(request)
+            return op(request, keys: keys)
         case .appStoreNotification:
             return appStoreNotification(request, project: parameters["project"] ?? "")
         case .revenueCat(let route):
-            return revenueCat(route, parameters: parameters, request)
+            return revenueCat(route, parameters: parameters, request, keys: keys)
         }
     }
 
@@ -73,10 +73,10 @@ extension ServerCore {
 
     /// `GET /metrics`: the admin key's, unless `--metrics-public`. Reads counters and published
     /// state only: it never enters a project's actor or waits for a write.
-    private func metrics(_ request: HTTPRequest) -> HTTPResponse {
+    private func metrics(_ request: HTTPRequest, keys: KeyMemo) -> HTTPResponse {
         if !configuration.metricsPublic {
             let principal: Principal
-            switch authenticate(request) {
+            switch authenticate(request, keys: keys) {
             case .failure(let error): return HTTPAnswers.error(error)
             case .success(nil): return HTTPAnswers.error(GatehouseError(.unauthenticated, "GET /metrics needs the admin key"))
             case .success(let known?): principal = known
@@ -91,9 +91,9 @@ extension ServerCore {
     /// `POST /v1/op`: the body is one request object, run as the line runs it under the key's
     /// session; without a key the session is the line's before `hello`, so the answer is the
     /// line's `unauthenticated`.
-    private func op(_ http: HTTPRequest) -> HTTPHandling {
+    private func op(_ http: HTTPRequest, keys: KeyMemo) -> HTTPHandling {
         let session = Session()
-        switch authenticate(http) {
+        switch authenticate(http, keys: keys) {
         case .failure(let error):
             // Answered as the line answers a request after a failed `hello`: with its own id.
             let request = try? Request(line: http.body)
@@ -162,9 +162,11 @@ extension ServerCore {
     }
 
     /// The principal of the request's `Authorization: Bearer` key, checked as `hello` checks it;
-    /// `nil` without one. A key that is not valid is `unauthorized`.
-    func authenticate(_ request: HTTPRequest) -> Result<Principal?, GatehouseError> {
+    /// `nil` without one. A key that is not valid is `unauthorized`. The key the connection
+    /// presented last is not checked again while its principal is current (``KeyMemo``).
+    func authenticate(_ request: HTTPRequest, keys: KeyMemo) -> Result<Principal?, GatehouseError> {
         guard let authorization = request.headers["Authorization"] else { return .success(nil) }
+        if let principal = keys.principal(for: authorization) { return .success(principal) }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             return .failure(GatehouseError(.unauthenticated, "Authorization must be \"Bearer <key>\""))
@@ -172,6 +174,27 @@ extension ServerCore {
         guard let principal = registry.authenticate(key: String(parts[1])) else {
             return .failure(GatehouseError(.unauthorized, "the key is not valid"))
         }
+        keys.remember(authorization, as: principal)
         return .success(principal)
+    }
+}
+
+/// The last `Authorization` an HTTP connection sent and the principal it stood for. A
+/// keep-alive client sends the same key with every request, and checking it again (a parse, a
+/// lookup and a SHA-256) was a quarter of a revalidation's time on the loop. It is used only while
+/// the principal is current: a rotated key or a deleted project is checked again, and refused.
+/// Confined to the connection's loop thread.
+final class KeyMemo {
+    private var authorization: String?
+    private var principal: Principal?
+
+    func principal(for authorization: String) -> Principal? {
+        guard authorization == self.authorization, let principal, principal.isCurrent else { return nil }
+        return principal
+    }
+
+    func remember(_ authorization: String, as principal: Principal) {
+        self.authorization = authorization
+        self.principal = principal
     }
 }

@@ -9,10 +9,10 @@ import GatehouseWire
 /// translation onto the op table, run under the request's key as the line runs it, its answer
 /// put in the form RevenueCat's SDKs decode. No rule is written here: the ops decide.
 extension ServerCore {
-    func revenueCat(_ route: RevenueCatRoute, parameters: [String: String], _ http: HTTPRequest) -> HTTPHandling {
+    func revenueCat(_ route: RevenueCatRoute, parameters: [String: String], _ http: HTTPRequest, keys: KeyMemo) -> HTTPHandling {
         let request = RevenueCatRequest(http: http, parameters: parameters, nowMs: clock.nowMs())
         let session: Session
-        switch revenueCatSession(for: route, http) {
+        switch revenueCatSession(for: route, http, keys: keys) {
         case .failure(let error): return .respond(request.response(error), .other(error.code))
         case .success(let known): session = known
         }
@@ -76,11 +76,11 @@ extension ServerCore {
     /// The session a route runs under: the principal of its `Authorization: Bearer` key, which
     /// must be a project's (and its secret key where the route needs it); none for the routes
     /// the SDK calls without one.
-    private func revenueCatSession(for route: RevenueCatRoute, _ http: HTTPRequest) -> Result<Session, RevenueCatRefusal> {
+    private func revenueCatSession(for route: RevenueCatRoute, _ http: HTTPRequest, keys: KeyMemo) -> Result<Session, RevenueCatRefusal> {
         let session = Session()
         if route.key == .none { return .success(session) }
         let principal: Principal
-        switch authenticate(http) {
+        switch authenticate(http, keys: keys) {
         case .failure(let error): return .failure(RevenueCatRefusal(error))
         case .success(nil): return .failure(RevenueCatRefusal(GatehouseError(.unauthenticated, "Authorization: Bearer <key> is required")))
         case .success(let known?): principal = known
