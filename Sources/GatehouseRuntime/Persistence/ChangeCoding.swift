@@ -22,7 +22,9 @@ enum ChangeCoding {
         case balanceChanged = 14
         case termGrantStored = 15
         case idempotencyRecorded = 16
-        case configReplaced = 17
+        /// A config of layout version 2: read, no longer written.
+        case configReplacedVersion2 = 17
+        case configReplaced = 20
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -129,6 +131,8 @@ enum ChangeCoding {
         switch tag {
         case .configReplacedVersion1:
             return .configReplaced(try ConfigCoding.read(&reader, version: 1))
+        case .configReplacedVersion2:
+            return .configReplaced(try ConfigCoding.read(&reader, version: 2))
         case .configReplaced:
             return .configReplaced(try ConfigCoding.read(&reader, version: ConfigCoding.version))
         case .keyRotated:
