@@ -33,7 +33,8 @@ public final class FakeAppStoreAPI: Sendable {
     public static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
     public static let keyID = "2X9R4HXF34"
     public static let bundleID = "com.example.app"
-    public static let pageSize = 2
+    /// Transactions a history page holds unless the fake is told otherwise (Apple's hold 20).
+    public static let defaultPageSize = 2
 
     public let key = TestAPIKey()
     public let chain: AppStoreTestChain
@@ -41,6 +42,7 @@ public final class FakeAppStoreAPI: Sendable {
     public let issuerID: String
     public let keyID: String
     public let bundleID: String
+    public let pageSize: Int
     private let routes: Routes
     private let server: LoopbackHTTPServer
 
@@ -49,14 +51,16 @@ public final class FakeAppStoreAPI: Sendable {
     ///   - currentTimeMilliseconds: The time the tokens are checked against (the client's).
     public init(
         chain: AppStoreTestChain? = nil, issuerID: String = FakeAppStoreAPI.issuerID, keyID: String = FakeAppStoreAPI.keyID,
-        bundleID: String = FakeAppStoreAPI.bundleID,
+        bundleID: String = FakeAppStoreAPI.bundleID, pageSize: Int = FakeAppStoreAPI.defaultPageSize,
         currentTimeMilliseconds: @escaping @Sendable () -> Int64
     ) throws {
+        precondition(pageSize > 0, "a page holds a transaction")
         self.chain = try chain ?? AppStoreTestChain()
         self.issuerID = issuerID
         self.keyID = keyID
         self.bundleID = bundleID
-        let expected = Expected(issuerID: issuerID, keyID: keyID, bundleID: bundleID)
+        self.pageSize = pageSize
+        let expected = Expected(issuerID: issuerID, keyID: keyID, bundleID: bundleID, pageSize: pageSize)
         routes = Routes(key: key, expected: expected, currentTimeMilliseconds: currentTimeMilliseconds)
         server = try LoopbackHTTPServer { [routes] in routes.handle($0) }
     }
@@ -142,6 +146,7 @@ extension FakeAppStoreAPI {
         let issuerID: String
         let keyID: String
         let bundleID: String
+        let pageSize: Int
     }
 
     /// What the server thread runs for each request.
@@ -218,7 +223,7 @@ extension FakeAppStoreAPI {
             } else {
                 offset = 0
             }
-            let end = min(offset + FakeAppStoreAPI.pageSize, signed.count)
+            let end = min(offset + expected.pageSize, signed.count)
             let page: JSONObject = [
                 "revision": .string("rev+\(end)/="), "bundleId": .string(expected.bundleID), "appAppleId": 1234,
                 "environment": "Sandbox", "hasMore": .bool(end < signed.count),

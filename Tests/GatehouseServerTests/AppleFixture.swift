@@ -33,10 +33,11 @@ struct AppleFixture {
     /// Runs `body` on a fresh server and fake. `withKey: false` leaves the key out of the config;
     /// `apiURL` sends the server's requests somewhere other than the fake.
     static func run(
-        withKey: Bool = true, restore: String = "transfer", apiURL: String? = nil, _ body: (AppleFixture) async throws -> Void
+        withKey: Bool = true, restore: String = "transfer", apiURL: String? = nil, pageSize: Int = FakeAppStoreAPI.defaultPageSize,
+        _ body: (AppleFixture) async throws -> Void
     ) async throws {
         let fake = try FakeAppStoreAPI(
-            bundleID: AppStoreFixture.bundleID, currentTimeMilliseconds: AppStoreVerifier.systemTimeMilliseconds)
+            bundleID: AppStoreFixture.bundleID, pageSize: pageSize, currentTimeMilliseconds: AppStoreVerifier.systemTimeMilliseconds)
         defer { fake.stop() }
         try await AppStoreFixture.run(restore: restore, configure: { askApple(at: apiURL ?? fake.baseURL, &$0) }) { a in
             let fixture = AppleFixture(a: a, fake: fake)

@@ -109,6 +109,21 @@ import Testing
         }
     }
 
+    /// More than a request may post: they are restored a thousand at a time, every one of them.
+    @Test func aLongHistoryIsRestoredWhole() async throws {
+        try await AppleFixture.run(pageSize: 20) { apple in
+            let a = apple.a
+            let alice = try await a.f.create()
+            let consumables = (1...1_001).map { a.transaction(String(3_800_000_000 + $0), product: "coins_500", type: "Consumable") }
+            let signed = apple.history([a.transaction("3800000000")] + consumables)
+            let restored = try await a.restore(alice.id, [signed[0]])
+            #expect(restored["apple"] == Self.learned(1_002))
+            #expect(restored["purchases"]?.arrayValue?.count == 1_001)
+            let coins: Int64 = 100 + 1_001 * 500
+            #expect(restored.object("currencies")?.int("COINS") == coins)
+        }
+    }
+
     @Test func appleFailingAndThenAnsweringIsRetried() async throws {
         try await AppleFixture.run { apple in
             let a = apple.a

@@ -8,8 +8,9 @@ import GatehouseWire
 /// What a `purchase.restore` of App Store transactions learns from Apple (DESIGN.md, "Asking
 /// Apple"): when the project holds an In-App Purchase key, the transaction history of the
 /// customer who made the first posted transaction. Each item Apple sends is judged as a posted
-/// one is (verified, for the project's app, readable), and those that pass are restored by a
-/// second ``Project/restorePurchases(profile:_:)``, under the same ownership rules.
+/// one is (verified, for the project's app, readable), and those that pass are restored by
+/// ``Project/restorePurchases(profile:_:)`` again (a thousand at a time, as many as a request
+/// may post), under the same ownership rules.
 ///
 /// The wait for Apple is an `await` on the outbound client, outside the project's actor, so the
 /// project's other requests go on meanwhile. Whatever goes wrong with Apple, the posted purchases
@@ -64,20 +65,32 @@ enum AppleHistory {
                 "project": "\(context.project.id)", "skipped": .init(report.skipped), "transactions": .init(signed.count),
             ])
         }
-        guard !accepted.isEmpty else { return (restored, report) }
-        do {
-            let learned = try await context.project.restorePurchases(profile: profile) { config, _ throws(GatehouseError) in
-                // The items were judged against the app as it was configured when Apple was asked.
-                guard config.stores.appStore.map(AppStoreAppIdentity.init) == app else {
-                    throw GatehouseError(.conflict, "stores.app_store changed while Apple was asked")
-                }
-                return accepted
+        var outcome = restored
+        // A restore of as many as a request may post at a time, so no batch is larger than one
+        // a client can cause.
+        for start in stride(from: 0, to: accepted.count, by: AppStoreInput.restoreTransactionsMax) {
+            let part = Array(accepted[start..<min(start + AppStoreInput.restoreTransactionsMax, accepted.count)])
+            do {
+                outcome = merged(outcome, try await restore(part, judgedFor: app, profile: profile, context))
+            } catch {
+                report.error = error.code.rawValue
+                warn("apple.history_not_restored", error, context)
+                break
             }
-            return (merged(restored, learned), report)
-        } catch {
-            report.error = error.code.rawValue
-            warn("apple.history_not_restored", error, context)
-            return (restored, report)
+        }
+        return (outcome, report)
+    }
+
+    /// Restores `transactions` as the project is configured now, which must still be for `app`.
+    private static func restore(
+        _ transactions: [StoreTransaction], judgedFor app: AppStoreAppIdentity, profile: ProfileID, _ context: OperationContext
+    ) async throws(GatehouseError) -> Committed<PurchaseOutcome> {
+        try await context.project.restorePurchases(profile: profile) { config, _ throws(GatehouseError) in
+            // They were judged against the app as it was configured when Apple was asked.
+            guard config.stores.appStore.map(AppStoreAppIdentity.init) == app else {
+                throw GatehouseError(.conflict, "stores.app_store changed while Apple was asked")
+            }
+            return transactions
         }
     }
 
@@ -113,7 +126,7 @@ enum AppleHistory {
         }
     }
 
-    /// The answer after both restores: the document as the second left it, and what either
+    /// The answer after two restores: the document as the later left it, and what either
     /// transferred or left with another profile.
     private static func merged(_ posted: Committed<PurchaseOutcome>, _ learned: Committed<PurchaseOutcome>)
         -> Committed<PurchaseOutcome>
