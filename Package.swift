@@ -48,7 +48,7 @@ let package = Package(
             name: "GatehouseServer",
             dependencies: [
                 "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "GatehouseAppStore",
-                "GatehouseCore", "GatehouseBase",
+                "GatehouseOutbound", "GatehouseCore", "GatehouseBase",
             ]
         ),
 
@@ -68,8 +68,8 @@ let package = Package(
         .target(
             name: "GatehouseTesting",
             dependencies: [
-                "GatehouseServer", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "GatehouseStorage", "GatehouseBase",
-                "CGatehouseLinux", "CGatehouseTestRun",
+                "GatehouseServer", "GatehouseOutbound", "GatehouseAppStore", "GatehouseWire", "GatehousePosix", "GatehouseHTTP",
+                "GatehouseStorage", "GatehouseBase", "COpenSSL", "CGatehouseLinux", "CGatehouseTestRun",
             ]
         ),
         .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase", "GatehouseTesting"]),
@@ -84,15 +84,15 @@ let package = Package(
         .testTarget(
             name: "GatehouseOutboundTests",
             dependencies: [
-                "GatehouseOutbound", "GatehouseAppStore", "GatehouseHTTP", "GatehousePosix", "GatehouseWire", "GatehouseBase",
-                "COpenSSL",
+                "GatehouseOutbound", "GatehouseTesting", "GatehouseAppStore", "GatehouseHTTP", "GatehousePosix", "GatehouseWire",
+                "GatehouseBase",
             ]
         ),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
                 "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseHTTP",
-                "GatehouseAppStore", "GatehouseCore", "GatehouseBase",
+                "GatehouseAppStore", "GatehouseOutbound", "GatehouseCore", "GatehouseBase",
             ]
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import GatehouseAppStore
 public import GatehouseBase
 import GatehouseCore
+import GatehouseOutbound
 public import GatehousePosix
 public import GatehouseRuntime
 import GatehouseStorage
@@ -209,6 +210,8 @@ public final class Server: Sendable {
         for serverLoop in loops {
             serverLoop.loop.waitUntilStopped()
         }
+        // Ops still waiting on Apple fail now rather than write after the engine has closed.
+        await core.outbound.close()
         await engine.close()
         dataLock.release()
         core.logger.info("server.stopped")

@@ -1,5 +1,6 @@
 public import GatehouseBase
 public import GatehouseCore
+public import GatehouseOutbound
 public import GatehousePosix
 public import GatehouseStorage
 
@@ -83,6 +84,15 @@ public struct ServerConfiguration: Sendable {
     /// `nil`: Apple Root CA - G3, built in, which is what production needs; sandboxes and tests
     /// name their own.
     public var appStoreRootCertificates: [[UInt8]]?
+    /// Where requests to the App Store Server API go, for production and sandbox data alike
+    /// (`--app-store-api-url`); `nil`: Apple's hosts.
+    public var appStoreAPIBaseURL: String?
+    /// How a request to the App Store Server API is retried, and how long each attempt may take
+    /// (tests shorten both).
+    public var appStoreAPIRetryPolicy = RetryPolicy()
+    public var appStoreAPIRequestTimeout: Duration = .seconds(15)
+    /// What those retries wait on (tests pass one that skips the waits).
+    public var appStoreAPIRetryClock: any RetryClock = SystemRetryClock()
 
     public init() {}
 }

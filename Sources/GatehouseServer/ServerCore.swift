@@ -1,5 +1,6 @@
 import GatehouseAppStore
 import GatehouseBase
+import GatehouseOutbound
 import GatehousePosix
 import GatehouseRuntime
 import Synchronization
@@ -19,6 +20,10 @@ final class ServerCore: Sendable {
     /// Verifies App Store signed data against the configured roots; built once, shared by every
     /// connection (it holds only read-only state).
     let appStoreVerifier: AppStoreVerifier
+    /// Every outgoing HTTP request of the server, on its own thread; closed at shutdown.
+    let outbound: OutboundHTTPClient
+    /// What a restore asks Apple with (DESIGN.md, "Asking Apple").
+    let appStoreAPI: AppStoreAPIClients
     /// Each project's way in for project ops (``ProjectLane``).
     let lanes: ProjectLanes
     /// Bytes every connection holds buffered (``ServerConfiguration/bufferedBytesMax``), kept up
@@ -40,6 +45,9 @@ final class ServerCore: Sendable {
         self.lanes = ProjectLanes(log: engine.log, stats: stats)
         self.logger = logger
         self.operations = Operations.table
+        let outbound = OutboundHTTPClient()
+        self.outbound = outbound
+        self.appStoreAPI = AppStoreAPIClients(http: outbound, configuration: configuration, logger: logger)
     }
 
     var registry: Registry { engine.registry }

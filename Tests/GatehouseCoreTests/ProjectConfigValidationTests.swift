@@ -495,3 +495,43 @@ private func text(_ count: Int) -> String { String(repeating: "a", count: count)
         }
     }
 }
+
+// MARK: The stored In-App Purchase key
+
+/// `config.get` never shows the private key, so a config put back without one keeps the stored
+/// key when it names the same key (DESIGN.md, "Asking Apple").
+@Suite struct InAppPurchaseKeyKept {
+    static let pem = "-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n"
+
+    static func config(_ key: InAppPurchaseKey?) -> ProjectConfig {
+        sample { $0.stores.appStore?.apiKey = key }
+    }
+
+    static let stored = config(InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: pem))
+
+    @Test func theSameKeyWithoutItsPrivateKeyKeepsTheStoredOne() throws {
+        let put = Self.config(InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: nil))
+        #expect(try put.keepingPrivateKey(of: Self.stored) == Self.stored)
+    }
+
+    @Test func aPrivateKeyGivenReplacesTheStoredOne() throws {
+        let put = Self.config(InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: Self.pem + "\n"))
+        #expect(try put.keepingPrivateKey(of: Self.stored) == put)
+        #expect(try Self.config(nil).keepingPrivateKey(of: Self.stored) == Self.config(nil), "a config without a key drops it")
+    }
+
+    @Test(arguments: [
+        (InAppPurchaseKey(issuerID: "i", keyID: "other", privateKeyPEM: nil), stored),
+        (InAppPurchaseKey(issuerID: "other", keyID: "k", privateKeyPEM: nil), stored),
+        (InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: nil), config(nil)),
+    ])
+    func anotherKeyWithoutItsPrivateKeyIsRejected(_ key: InAppPurchaseKey, _ stored: ProjectConfig) {
+        do throws(GatehouseError) {
+            _ = try Self.config(key).keepingPrivateKey(of: stored)
+            Issue.record("the key was taken without a private key")
+        } catch {
+            #expect(error.code == .badRequest)
+            #expect(error.message.hasPrefix("stores.app_store.api.private_key: "), "\(error.message)")
+        }
+    }
+}

@@ -1,6 +1,7 @@
 import GatehouseAppStore
 import GatehouseBase
 import GatehouseOutbound
+import GatehouseTesting
 
 /// A fake of Apple's API, a client pointed at it, and the clocks both read: the wall clock the
 /// tokens are dated by, and a retry clock that skips its waits.

@@ -1,5 +1,6 @@
 import GatehouseAppStore
 import GatehouseOutbound
+import GatehouseTesting
 import Testing
 
 /// What the client fetches from (a fake of) Apple's API, and the token it proves itself with.

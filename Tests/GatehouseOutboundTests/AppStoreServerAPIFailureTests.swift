@@ -1,5 +1,6 @@
 import GatehouseAppStore
 import GatehouseOutbound
+import GatehouseTesting
 import Testing
 
 /// Apple failing now and then: each failure worth retrying is retried after a wait and the

@@ -1,6 +1,5 @@
-import COpenSSL
-import Foundation
 import GatehouseAppStore
+import GatehouseTesting
 import GatehouseWire
 import Testing
 
@@ -66,7 +65,7 @@ import Testing
     }
 
     @Test func aKeyInSEC1FormIsRefused() {
-        expectRefused(reason: "0 PRIVATE KEY blocks") { try key(pem: TestAPIKey.sec1PEM(testKey.pointer)) }
+        expectRefused(reason: "0 PRIVATE KEY blocks") { try key(pem: testKey.sec1PEM) }
     }
 
     @Test func twoKeysInOneTextAreRefused() {

@@ -1,5 +1,6 @@
 import GatehouseAppStore
 import GatehouseOutbound
+import GatehouseTesting
 import GatehouseWire
 import Testing
 

@@ -1,6 +1,7 @@
 import GatehouseHTTP
 import GatehouseOutbound
 import GatehousePosix
+import GatehouseTesting
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import GatehouseBase
 import GatehouseHTTP
 import GatehouseOutbound
+import GatehouseTesting
 import Synchronization
 import Testing
 

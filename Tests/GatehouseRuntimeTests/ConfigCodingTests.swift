@@ -4,21 +4,22 @@ import GatehouseCore
 import GatehouseStorage
 import Testing
 
-/// The config's two layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and state
-/// versions 1–3, and version 2, in change tag 17 and state version 4, which is written and adds
-/// offerings' descriptions and metadata and the project's limits. A change here is a format
-/// change.
+/// The config's three layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and
+/// state versions 1–3; version 2, in change tag 17 and state versions 4 and 5, which adds
+/// offerings' descriptions and metadata and the project's limits; version 3, in change tag 20 and
+/// state version 6, which is written and adds the App Store's In-App Purchase key. A change here
+/// is a format change.
 @Suite struct ConfigLayoutGoldenBytes {
     static func str(_ text: String) -> String { PurchaseRecordGoldenBytes.str(text) }
 
-    /// A config with an offering, in the fields both layouts hold.
+    /// A config with an offering, in the fields every layout holds.
     static let config = ProjectConfig(
         products: [ProductDefinition(id: "m", type: .subscription)],
         offerings: [OfferingDefinition(id: "o", isDefault: true, packages: [PackageDefinition(id: "p", type: .monthly, product: "m")])]
     )
 
-    /// `config` with the offering's description and metadata and a limit, which only version 2
-    /// holds.
+    /// `config` with the offering's description and metadata and a limit, which versions 2 and 3
+    /// hold.
     static var configWithTexts: ProjectConfig {
         var config = Self.config
         config.offerings[0].description = "For all"
@@ -27,44 +28,68 @@ import Testing
         return config
     }
 
+    /// Shaped like a `.p8` file's text, which is all a snapshot's config is checked for.
+    static let pem = "-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n"
+
+    /// `configWithTexts` with the App Store enabled and an In-App Purchase key, which only
+    /// version 3 holds.
+    static var configWithKey: ProjectConfig {
+        var config = Self.configWithTexts
+        config.stores.appStore = AppStoreSettings(
+            bundleID: "b", environment: .sandbox, apiKey: InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: pem))
+        return config
+    }
+
     /// Entitlements and products, then currencies.
     static let start = "00" + "01" + str("m") + str("subscription") + "00" + "00" + "00"
     /// The offering's id, is-default and packages.
     static let offering = str("o") + "01" + "01" + str("p") + str("monthly") + str("m")
+    /// The offering's description and metadata, after its packages (versions 2 and 3).
+    static let offeringTexts = "01" + str("For all") + "01" + str(#"{"k":1}"#)
     /// Login, restore, grace period, test store, App Store.
     static let settings = str("alias") + str("transfer") + "00" + "00" + "00"
+    /// The same with the App Store: bundle id, environment, no App Apple ID, then (version 3) the
+    /// key: issuer id, key id, private key.
+    static let appStoreSettings = str("alias") + str("transfer") + "00" + "00" + "01" + str("b") + str("sandbox") + "00"
+    static let settingsWithKey = appStoreSettings + "01" + str("i") + str("k") + str(pem)
 
     static let version1 = start + "01" + offering + settings
-    /// The offering's description and metadata follow its packages; the limits (25, zigzag 50)
-    /// follow the settings.
-    static let version2 = start + "01" + offering + "01" + str("For all") + "01" + str(#"{"k":1}"#) + settings + "32"
-    /// No description, no metadata, the default limit (1000, zigzag 2000).
+    /// The limits (25, zigzag 50) follow the settings.
+    static let version2 = start + "01" + offering + offeringTexts + settings + "32"
+    /// No description, no metadata, the default limit (1000, zigzag 2000). Without the App Store,
+    /// version 3 lays it out alike.
     static let version2WithoutTexts = start + "01" + offering + "00" + "00" + settings + "d00f"
+    static let version3 = start + "01" + offering + offeringTexts + settingsWithKey + "32"
 
     /// Incarnation 5, at 0 ms, one change.
     static let batchStart = "05" + "00" + "01"
 
-    @Test func configReplacedIsWrittenWithTag17InLayout2() {
-        let record = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithTexts)], atMs: 0)).logRecord
-        #expect(Hex.encode(record.payload) == Self.batchStart + "11" + Self.version2)
+    static func record(tag: String, _ config: String) throws -> WALRecord {
+        WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + tag + config)))
+    }
+
+    @Test func configReplacedIsWrittenWithTag20InLayout3() {
+        let record = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)).logRecord
+        #expect(Hex.encode(record.payload) == Self.batchStart + "14" + Self.version3)
         let plain = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.config)], atMs: 0)).logRecord
-        #expect(Hex.encode(plain.payload) == Self.batchStart + "11" + Self.version2WithoutTexts)
+        #expect(Hex.encode(plain.payload) == Self.batchStart + "14" + Self.version2WithoutTexts)
     }
 
-    @Test func configReplacedRecordsOfBothLayoutsRead() throws {
-        let tag17 = WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + "11" + Self.version2)))
-        #expect(try RuntimeRecord(tag17) == .projectChanged(5, .init([.configReplaced(Self.configWithTexts)], atMs: 0)))
-        let tag1 = WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + "01" + Self.version1)))
-        #expect(try RuntimeRecord(tag1) == .projectChanged(5, .init([.configReplaced(Self.config)], atMs: 0)))
+    @Test func configReplacedRecordsOfEveryLayoutRead() throws {
+        #expect(try RuntimeRecord(Self.record(tag: "14", Self.version3)) == .projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)))
+        #expect(try RuntimeRecord(Self.record(tag: "11", Self.version2)) == .projectChanged(5, .init([.configReplaced(Self.configWithTexts)], atMs: 0)))
+        #expect(try RuntimeRecord(Self.record(tag: "01", Self.version1)) == .projectChanged(5, .init([.configReplaced(Self.config)], atMs: 0)))
     }
 
-    /// Each layout read as the other is refused, never misread: version 1's bytes end early, and
-    /// version 2's have bytes left over.
-    @Test func aLayoutReadAsTheOtherIsRefused() throws {
-        let asVersion2 = WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + "11" + Self.version1)))
-        #expect(throws: ByteReaderError.self) { try RuntimeRecord(asVersion2) }
-        let asVersion1 = WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + "01" + Self.version2)))
-        #expect(throws: ByteReaderError.self) { try RuntimeRecord(asVersion1) }
+    /// Each layout read as another is refused, never misread: version 1's bytes end early where
+    /// version 2 reads on, version 2's have bytes left over for version 1; version 3's key is
+    /// left over for version 2, and version 2's limits are no key for version 3.
+    @Test func aLayoutReadAsAnotherIsRefused() throws {
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "11", Self.version1)) }
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "01", Self.version2)) }
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "11", Self.version3)) }
+        let version2WithAppStore = Self.start + "01" + Self.offering + Self.offeringTexts + Self.appStoreSettings + "32"
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "14", version2WithAppStore)) }
     }
 
     static func state(_ config: ProjectConfig) -> ProjectState {
@@ -85,21 +110,40 @@ import Testing
     }
 
     @Test func stateVersions4And5HoldLayout2() throws {
-        let golden = Self.body(version: "05", config: Self.version2)
-        #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithTexts))) == golden)
         for version in ["04", "05"] {
             let body = try #require(Hex.decode(Self.body(version: version, config: Self.version2)))
             #expect(try Version3Fixtures.decodeBothWays(body) == Self.state(Self.configWithTexts))
         }
     }
 
+    @Test func stateVersion6HoldsLayout3() throws {
+        let golden = Self.body(version: "06", config: Self.version3)
+        #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithKey))) == golden)
+        #expect(try Version3Fixtures.decodeBothWays(try #require(Hex.decode(golden))) == Self.state(Self.configWithKey))
+    }
+
+    @Test func stateVersion4StillReadsAndIsWrittenAsVersion6() throws {
+        let old = try #require(Hex.decode(Self.body(version: "04", config: Self.version2)))
+        let decoded = try Version3Fixtures.decodeBothWays(old)
+        #expect(decoded == Self.state(Self.configWithTexts))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "06", config: Self.version2))
+    }
+
     @Test func stateVersion3WithAnOfferingStillReads() throws {
         let old = try #require(Hex.decode(Self.body(version: "03", config: Self.version1)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.config))
-        // Written again, it is version 5: the offering with no description or metadata, the
-        // default limits.
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "05", config: Self.version2WithoutTexts))
+        // Written again, it is version 6: the offering with no description or metadata, the
+        // default limits, no App Store.
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "06", config: Self.version2WithoutTexts))
+    }
+
+    /// A snapshot's key is checked like a `config.put`'s: one that is not a `.p8` file's text is
+    /// damage, never a config to run with.
+    @Test func aSnapshotWhosePrivateKeyIsNotAPEMBlockIsRefused() {
+        var config = Self.configWithKey
+        config.stores.appStore?.apiKey?.privateKeyPEM = "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg"
+        #expect(throws: ByteReaderError.self) { try StateCoding.decode(StateCoding.encode(Self.state(config))) }
     }
 }
 

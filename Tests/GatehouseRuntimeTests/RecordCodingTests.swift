@@ -133,7 +133,7 @@ import Testing
     @Test func projectCreatedRecord() {
         let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
         #expect(record.kind == 1)
-        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion5, "\(Self.hex(record.payload))")
+        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion6, "\(Self.hex(record.payload))")
     }
 
     @Test func version4ProjectCreatedRecordStillDecodes() throws {
@@ -199,9 +199,10 @@ import Testing
     static let goldenCreatedVersion4 = "01" + "04" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
         + emptyLedger
 
-    /// State version 5: with no profiles, laid out as version 4 (the profiles' layout is what
-    /// changed; `StateVersion5Tests.swift` has a body with profiles).
-    static let goldenCreatedVersion5 = "01" + "05" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
+    /// State version 6, which is written: with no profiles, laid out as version 4 (version 5
+    /// changed the profiles' layout, `StateVersion5Tests.swift` has a body with profiles; version 6
+    /// the config's, whose layout 3 is layout 2's bytes for a config without the App Store).
+    static let goldenCreatedVersion6 = "01" + "06" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
         + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
@@ -223,8 +224,8 @@ import Testing
         #expect(state.currencies == CurrencyLedger())
         #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
         #expect(state.currencies.idempotency.isEmpty)
-        // Written again, it is the version 5 record: sections, the empty book and ledger appended.
-        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion5)
+        // Written again, it is the version 6 record: sections, the empty book and ledger appended.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion6)
     }
 
     /// A version 1 event stored its profile id bare (no presence byte).
@@ -249,17 +250,17 @@ import Testing
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
         #expect(try StateCoding.decode(try #require(Hex.decode("02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)))
             == state)
-        // Version 5 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
+        // Version 6 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
         // id: 23 bytes); flags 1 (profile id written), type code 12, cursor +3, index 0, at +4 ms,
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "05" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
+            == "06" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
-        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion5))
-        bytes[1] = 6
+        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion6))
+        bytes[1] = 7
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
         bytes[1] = 0
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }

@@ -157,22 +157,23 @@ enum Version3Fixtures {
         return sections.map { F.varint($0.count / 2) }.joined() + sections.joined()
     }
 
-    /// Version 5 lays the state out as version 3 did, but for the config and the profiles in the
-    /// head.
+    /// Version 6 lays the state out as version 3 did, but for the config (layout 3, the same bytes
+    /// as layout 2 without the App Store) and the profiles (layout 2) in the head.
     @Test func aSmallStateWritesTheseBytes() throws {
-        let golden = "05" + Self.sectionsHex(head: Self.headVersion5)
+        let golden = "06" + Self.sectionsHex(head: Self.headVersion5)
         let written = Hex.encode(StateCoding.encode(F.state))
         #expect(written == golden, "\(written)")
         for (index, section) in StateCoding.sectionBytes(of: F.state).enumerated() {
             #expect(Hex.encode(section) == [Self.headVersion5, Self.events, Self.book, Self.ledger][index], "section \(index)")
         }
         #expect(try F.decodeBothWays(try #require(Hex.decode(golden))) == F.state)
+        #expect(try F.decodeBothWays(try #require(Hex.decode("04" + Self.sectionsHex(head: Self.headVersion4)))) == F.state)
     }
 
     @Test func theVersion4BodyStillReads() throws {
         let decoded = try F.decodeBothWays(try #require(Hex.decode("04" + Self.sectionsHex(head: Self.headVersion4))))
         #expect(decoded == F.state)
-        #expect(Hex.encode(StateCoding.encode(decoded)) == "05" + Self.sectionsHex(head: Self.headVersion5))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == "06" + Self.sectionsHex(head: Self.headVersion5))
     }
 
     @Test func theVersion3BodyStillReads() throws {

@@ -39,16 +39,19 @@ struct AppStoreFixture {
 
     /// `pro` from the subscriptions `pro_monthly` (COINS 100 on purchase, GEMS 10 on renewal) and
     /// `pro_yearly` (COINS 1,000 on both) and the non-consumable `lifetime`; the consumable
-    /// `coins_500` grants COINS 500. `appStore: nil` leaves the App Store disabled.
+    /// `coins_500` grants COINS 500. `appStore: false` leaves the App Store disabled; `api` is
+    /// its `stores.app_store.api`, the In-App Purchase key.
     static func config(
         environment: String = "sandbox", gracePeriodMs: Int64 = 0, restore: String = "transfer",
-        appStore: Bool = true, bundleID: String = bundleID
+        appStore: Bool = true, bundleID: String = bundleID, api: JSONObject? = nil
     ) -> JSONValue {
         var stores: JSONObject = ["test": true]
         if appStore {
-            stores.append("app_store", [
+            var settings: JSONObject = [
                 "bundle_id": .string(bundleID), "environment": .string(environment), "app_apple_id": .int(appAppleID),
-            ])
+            ]
+            if let api { settings.append("api", .object(api)) }
+            stores.append("app_store", .object(settings))
         }
         return [
             "entitlements": [["id": "pro"]],

@@ -721,3 +721,45 @@ private func expectRejected(
             "has more than 10 items")
     }
 }
+
+// MARK: The In-App Purchase key
+
+@Suite struct ProjectConfigCodecAPIKeyTests {
+    static let pem = "-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n"
+    fileprivate static let path: [PathStep] = ["stores", "app_store", "api"]
+
+    static func shownKey(_ json: JSONValue) -> JSONValue? {
+        json.objectValue?["stores"]?.objectValue?["app_store"]?.objectValue?["api"]
+    }
+
+    @Test func theKeyIsReadAndShownWithoutItsPrivateKey() throws {
+        let config = try decode(base(setting: Self.path, to: ["issuer_id": "i", "key_id": "k", "private_key": .string(Self.pem)]))
+        #expect(config.stores.appStore?.apiKey == InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: Self.pem))
+        #expect(Self.shownKey(config.json) == ["issuer_id": "i", "key_id": "k"])
+        let shown = try #require(config.json.objectValue)
+        // Put back as shown, it names the key without its private key: the stored one is kept.
+        #expect(try decode(shown).stores.appStore?.apiKey == InAppPurchaseKey(issuerID: "i", keyID: "k", privateKeyPEM: nil))
+    }
+
+    @Test func anAppStoreWithoutAKeyShowsNone() throws {
+        let config = try decode(base)
+        #expect(config.stores.appStore?.apiKey == nil)
+        #expect(Self.shownKey(config.json) == nil)
+    }
+
+    @Test(arguments: [
+        (["key_id": "k", "private_key": .string(pem)], "stores.app_store.api.issuer_id"),
+        (["issuer_id": "", "key_id": "k"], "stores.app_store.api.issuer_id"),
+        (["issuer_id": "i", "key_id": .string(String(repeating: "k", count: 101))], "stores.app_store.api.key_id"),
+        (["issuer_id": "i", "key_id": " k"], "stores.app_store.api.key_id"),
+        (["issuer_id": "i", "key_id": "k", "private_key": "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg"], "stores.app_store.api.private_key"),
+        (["issuer_id": "i", "key_id": "k", "private_key": "-----BEGIN EC PRIVATE KEY-----\nAA==\n-----END EC PRIVATE KEY-----"], "stores.app_store.api.private_key"),
+        (["issuer_id": "i", "key_id": "k", "private_key": "-----BEGIN PRIVATE KEY-----\nÄA==\n-----END PRIVATE KEY-----"], "stores.app_store.api.private_key"),
+        (["issuer_id": "i", "key_id": "k", "private_key": .string(pem + String(repeating: "\n", count: 8_192))], "stores.app_store.api.private_key"),
+        (["issuer_id": "i", "key_id": "k", "private_key": 5], "stores.app_store.api.private_key"),
+        (["issuer_id": "i", "key_id": "k", "private_key_set": true], "stores.app_store.api.private_key_set"),
+    ] as [(JSONObject, String)])
+    func aMalformedKeyIsRejectedNamingItsField(_ api: JSONObject, _ field: String) {
+        expectRejected(setting: Self.path, to: .object(api), at: field)
+    }
+}

@@ -84,6 +84,52 @@ extension ProjectConfig {
         if let appAppleID = appStore.appAppleID {
             try Self.checkRange(appAppleID, at: "\(path).app_apple_id", Limits.appAppleID)
         }
+        if let apiKey = appStore.apiKey { try Self.checkAPIKey(apiKey, at: "\(path).api") }
+    }
+
+    /// The identifiers as text an operator copied, the private key shaped like a `.p8` file.
+    /// Whether libcrypto can read the key is the server's check: this module has no crypto.
+    private static func checkAPIKey(_ key: InAppPurchaseKey, at path: String) throws(GatehouseError) {
+        try checkText(key.issuerID, at: "\(path).issuer_id", length: Limits.apiKeyIDCharacters)
+        try checkText(key.keyID, at: "\(path).key_id", length: Limits.apiKeyIDCharacters)
+        guard let pem = key.privateKeyPEM else { return }
+        let field = "\(path).private_key"
+        guard Limits.privateKeyBytes.contains(pem.utf8.count) else {
+            throw .badField(field, "must be \(Limits.privateKeyBytes.lowerBound)–\(Limits.privateKeyBytes.upperBound) bytes")
+        }
+        guard isPrivateKeyBlock(pem) else {
+            throw .badField(field, "must be the .p8 file's text: one -----BEGIN PRIVATE KEY----- block (PKCS#8 PEM)")
+        }
+    }
+
+    /// ASCII text that, without the whitespace around it, is one `PRIVATE KEY` block's armour.
+    private static func isPrivateKeyBlock(_ pem: String) -> Bool {
+        guard pem.utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+        var text = Substring(pem)
+        while text.first?.isWhitespace == true { text.removeFirst() }
+        while text.last?.isWhitespace == true { text.removeLast() }
+        let begin = "-----BEGIN PRIVATE KEY-----"
+        let end = "-----END PRIVATE KEY-----"
+        return text.hasPrefix(begin) && text.hasSuffix(end) && text.utf8.count > begin.utf8.count + end.utf8.count
+    }
+}
+
+// MARK: The stored key
+
+extension ProjectConfig {
+    /// This config, with the private key of `stored` put back where this one names the same
+    /// In-App Purchase key without its private key: `config.get` never shows it, so a config
+    /// read, edited and put back keeps it. Naming another key without one is `bad_request`.
+    public func keepingPrivateKey(of stored: ProjectConfig) throws(GatehouseError) -> ProjectConfig {
+        guard let key = stores.appStore?.apiKey, key.privateKeyPEM == nil else { return self }
+        guard let storedKey = stored.stores.appStore?.apiKey, storedKey.isSameKey(as: key) else {
+            throw .badField(
+                "stores.app_store.api.private_key",
+                "is required: the project holds no key with this key_id and issuer_id to keep")
+        }
+        var config = self
+        config.stores.appStore?.apiKey?.privateKeyPEM = storedKey.privateKeyPEM
+        return config
     }
 }
 

@@ -90,6 +90,10 @@ extension ProjectConfig {
         /// An offering's metadata, as compact JSON text: room for a paywall's texts, not a store.
         public static let offeringMetadataBytes = 4_096
         public static let sdkCreatesPerSecond: ClosedRange<Int64> = 1...1_000_000
+        /// An In-App Purchase key's `issuer_id` (a UUID) and `key_id` (ten characters), with room.
+        public static let apiKeyIDCharacters: ClosedRange<Int> = 1...100
+        /// A `.p8` file's text: a P-256 key's PKCS#8 PEM takes about 250 bytes.
+        public static let privateKeyBytes: ClosedRange<Int> = 1...8_192
     }
 }
 
@@ -249,17 +253,44 @@ public struct StoreSettings: Sendable, Equatable {
     }
 }
 
-/// The app that signed App Store payloads must match (else `wrong_app`).
+/// The app that signed App Store payloads must match (else `wrong_app`), and the key the
+/// project asks Apple with.
 public struct AppStoreSettings: Sendable, Equatable {
     public var bundleID: String
     public var environment: AppStoreEnvironment
     /// Checked in production only, as Apple's library does.
     public var appAppleID: Int64?
+    /// `stores.app_store.api`; `nil`: Apple is never asked (DESIGN.md, "Asking Apple").
+    public var apiKey: InAppPurchaseKey?
 
-    public init(bundleID: String, environment: AppStoreEnvironment, appAppleID: Int64? = nil) {
+    public init(bundleID: String, environment: AppStoreEnvironment, appAppleID: Int64? = nil, apiKey: InAppPurchaseKey? = nil) {
         self.bundleID = bundleID
         self.environment = environment
         self.appAppleID = appAppleID
+        self.apiKey = apiKey
+    }
+}
+
+/// An In-App Purchase key from App Store Connect, which signs the project's requests to the App
+/// Store Server API. The private key is a secret: no answer shows it.
+public struct InAppPurchaseKey: Sendable, Equatable {
+    public var issuerID: String
+    public var keyID: String
+    /// The `.p8` file's text. `nil` only in a `config.put` that keeps the stored key (one that
+    /// names the same `key_id` and `issuer_id`, as a `config.get` shows it):
+    /// ``ProjectState/replaceConfig(with:)`` puts the stored one back, so a project's config
+    /// always holds it.
+    public var privateKeyPEM: String?
+
+    public init(issuerID: String, keyID: String, privateKeyPEM: String?) {
+        self.issuerID = issuerID
+        self.keyID = keyID
+        self.privateKeyPEM = privateKeyPEM
+    }
+
+    /// Whether `other` names the same key of the same team.
+    public func isSameKey(as other: InAppPurchaseKey) -> Bool {
+        issuerID == other.issuerID && keyID == other.keyID
     }
 }
 

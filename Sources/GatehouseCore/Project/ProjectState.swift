@@ -495,10 +495,12 @@ public struct ProjectState: Sendable, Equatable {
             && a.events == b.events && a.purchases == b.purchases && a.currencies == b.currencies
     }
 
-    /// Validates a new configuration and returns the change that installs it.
+    /// Validates a new configuration and returns the change that installs it; a key named
+    /// without its private key keeps the stored one (``ProjectConfig/keepingPrivateKey(of:)``).
     public func replaceConfig(with newConfig: ProjectConfig) throws(GatehouseError) -> Change {
-        try newConfig.validate()
-        return .configReplaced(newConfig)
+        let replacement = try newConfig.keepingPrivateKey(of: config)
+        try replacement.validate()
+        return .configReplaced(replacement)
     }
 
     public static func validateName(_ name: String) throws(GatehouseError) -> String {

@@ -21,10 +21,11 @@ extension ByteReader {
 
 /// A project config (docs/data-format.md, "Config"). The layout has a version of its own, which
 /// the record or state around it implies: change tag 1 and state versions 1–3 hold version 1,
-/// change tag 17 and state version 4 hold version 2, which added each offering's description and
-/// metadata and the project's limits. Only the newest is written.
+/// change tag 17 and state versions 4 and 5 hold version 2, which added each offering's
+/// description and metadata and the project's limits; change tag 20 and state version 6 hold
+/// version 3, which added the App Store's In-App Purchase key. Only the newest is written.
 enum ConfigCoding {
-    static let version: UInt64 = 2
+    static let version: UInt64 = 3
 
     static func write(_ config: ProjectConfig, into writer: inout ByteWriter) {
         writer.writeArray(config.entitlements) { $0.writeString($1.id) }
@@ -61,11 +62,17 @@ enum ConfigCoding {
             writer.writeString(appStore.bundleID)
             writer.writeEnum(appStore.environment)
             writer.writeOptional(appStore.appAppleID) { $0.writeVarInt($1) }
+            writer.writeOptional(appStore.apiKey) { writer, key in
+                guard let pem = key.privateKeyPEM else { preconditionFailure("a project's config holds its key's private key") }
+                writer.writeString(key.issuerID)
+                writer.writeString(key.keyID)
+                writer.writeString(pem)
+            }
         }
         writer.writeVarInt(config.limits.sdkCreatesPerSecond)
     }
 
-    /// Reads a config laid out as `version` (1 or 2).
+    /// Reads a config laid out as `version` (1 to 3).
     static func read(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> ProjectConfig {
         precondition((1...Self.version).contains(version), "a config version the caller vouched for")
         var config = ProjectConfig()
@@ -92,14 +99,23 @@ enum ConfigCoding {
         config.gracePeriodMs = try reader.readVarInt()
         config.stores.test = try reader.readBool()
         config.stores.appStore = try reader.readOptional { reader throws(ByteReaderError) in
-            AppStoreSettings(
-                bundleID: try reader.readString(),
-                environment: try reader.readEnum(AppStoreEnvironment.self),
-                appAppleID: try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
-            )
+            try readAppStore(&reader, version: version)
         }
         if version >= 2 { config.limits.sdkCreatesPerSecond = try reader.readVarInt() }
         return config
+    }
+
+    private static func readAppStore(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> AppStoreSettings {
+        var appStore = AppStoreSettings(
+            bundleID: try reader.readString(),
+            environment: try reader.readEnum(AppStoreEnvironment.self),
+            appAppleID: try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
+        )
+        guard version >= 3 else { return appStore }
+        appStore.apiKey = try reader.readOptional { reader throws(ByteReaderError) in
+            InAppPurchaseKey(issuerID: try reader.readString(), keyID: try reader.readString(), privateKeyPEM: try reader.readString())
+        }
+        return appStore
     }
 
     private static func readOffering(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError)

@@ -24,12 +24,14 @@ enum ChangeCoding {
         case balanceChanged = 14
         case termGrantStored = 15
         case idempotencyRecorded = 16
-        case configReplaced = 17
+        /// A config of layout version 2: read, no longer written.
+        case configReplacedVersion2 = 17
         /// A profile of layout 2 (``ProfileCoding``).
         case profileCreated = 18
         /// Attribute updates, each with its time when the client gave one.
         case attributesUpdated = 19
-        // 20 is taken by a config layout of its own.
+        /// A config of layout version 3 (``ConfigCoding``).
+        case configReplaced = 20
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -138,6 +140,8 @@ enum ChangeCoding {
         switch tag {
         case .configReplacedVersion1:
             return .configReplaced(try ConfigCoding.read(&reader, version: 1))
+        case .configReplacedVersion2:
+            return .configReplaced(try ConfigCoding.read(&reader, version: 2))
         case .configReplaced:
             return .configReplaced(try ConfigCoding.read(&reader, version: ConfigCoding.version))
         case .keyRotated:

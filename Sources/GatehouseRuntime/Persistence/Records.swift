@@ -92,7 +92,7 @@ enum RuntimeRecord: Equatable {
 /// A whole project state, for snapshots and `projectCreated` records (docs/data-format.md,
 /// "Project state").
 ///
-/// Versions 3 to 5 lay the state out in four sections, each preceded in the body by its length:
+/// Versions 3 and later lay the state out in four sections, each preceded in the body by its length:
 /// the head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
 /// currency ledger. Each is independent of the others, so a big state encodes them side by side
 /// and a big body decodes them side by side; either way the bytes are the same.
@@ -101,14 +101,14 @@ enum StateCoding {
     /// purchase book and the currency ledger after the events (and optional event profile ids);
     /// version 3 the section lengths and the compact events (``EventLogCoding``); version 4 the
     /// config's layout version 2 in the head (``ConfigCoding``); version 5 the profiles' layout 2
-    /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``). Versions 1 to 4
-    /// are still read.
-    static let version: UInt64 = 5
+    /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``); version 6 the
+    /// config's layout version 3. Older versions are still read.
+    static let version: UInt64 = 6
 
     /// The first version laid out in sections.
     static let sectionedVersion: UInt64 = 3
 
-    /// The sections of a version 3, 4 or 5 body, in order.
+    /// The sections of a version 3 or later body, in order.
     static let sectionCount = 4
 
     static func write(_ state: ProjectState, into writer: inout ByteWriter) {
@@ -192,7 +192,7 @@ enum StateCoding {
         let createdMs = try reader.readVarInt()
         let keys = KeyDigests(publicKey: try DigestCoding.read(&reader), secretKey: try DigestCoding.read(&reader))
         let generations: [KeyKind: UInt64] = [.public: try reader.readVarUInt(), .secret: try reader.readVarUInt()]
-        let config = try ConfigCoding.read(&reader, version: version >= 4 ? 2 : 1)
+        let config = try ConfigCoding.read(&reader, version: version >= 6 ? 3 : version >= 4 ? 2 : 1)
         let sequence = try reader.readVarUInt()
         let configCursor = try reader.readVarUInt()
         let profilesOffset = reader.offset

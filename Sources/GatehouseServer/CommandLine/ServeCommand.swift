@@ -35,6 +35,7 @@ enum ServeCommand {
             .value("log-level", placeholder: "LEVEL", help: "trace, debug, info (default), notice, warning, error, critical"),
             .value("log-format", placeholder: "FORMAT", help: "text (default) or json, one line per event on stderr"),
             .value("app-store-root", placeholder: "FILE", help: "trust this root certificate (DER, or PEM with one or more certificates) for App Store signed data instead of the built-in Apple Root CA - G3 (sandboxes and tests)", repeatable: true),
+            .value("app-store-api-url", placeholder: "URL", help: "send App Store Server API requests here instead of Apple's production and sandbox hosts (a proxy or a test double)"),
         ]
     )
 
@@ -135,9 +136,27 @@ enum ServeCommand {
             guard let parsedFormat = LogFormat(rawValue: format) else { throw UsageError("--log-format must be text or json") }
             configuration.logFormat = parsedFormat
         }
+        try applyAppStore(parsed, to: &configuration)
+        return configuration
+    }
+
+    /// `--app-store-root`, `--app-store-api-url`.
+    private static func applyAppStore(_ parsed: ParsedArguments, to configuration: inout ServerConfiguration)
+        throws(UsageError)
+    {
         let rootFiles = parsed.values("app-store-root")
         if !rootFiles.isEmpty { configuration.appStoreRootCertificates = try appStoreRoots(rootFiles) }
-        return configuration
+        if let url = parsed.value("app-store-api-url") {
+            guard isHTTPAddress(url) else {
+                throw UsageError("--app-store-api-url must be an http:// or https:// address, got '\(url)'")
+            }
+            configuration.appStoreAPIBaseURL = url
+        }
+    }
+
+    /// `http://` or `https://` and something after it.
+    private static func isHTTPAddress(_ url: String) -> Bool {
+        (url.hasPrefix("https://") && url.count > "https://".count) || (url.hasPrefix("http://") && url.count > "http://".count)
     }
 
     /// `--http`, `--http-max-body`, `--metrics-public`, `--public-url`.
@@ -153,7 +172,7 @@ enum ServeCommand {
         configuration.httpBodyBytesMax = try integer(parsed, "http-max-body", 1...(256 << 20)) ?? configuration.httpBodyBytesMax
         configuration.metricsPublic = parsed.flag("metrics-public")
         if let url = parsed.value("public-url") {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > "https://".count else {
+            guard isHTTPAddress(url) else {
                 throw UsageError("--public-url must be an http:// or https:// address, got '\(url)'")
             }
             configuration.publicURL = url

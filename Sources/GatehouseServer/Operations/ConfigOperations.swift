@@ -1,3 +1,4 @@
+import GatehouseAppStore
 import GatehouseCore
 import GatehouseRuntime
 import GatehouseWire
@@ -8,6 +9,7 @@ enum ConfigOperations {
 
     static let put = Operation(name: "config.put", roles: [.server], body: .async { context throws(GatehouseError) in
         let config = try ProjectConfig(json: context.fields.object("config").object)
+        try requireReadableAPIKey(config)
         let installed = try await context.project.putConfig(config)
         return Reply(["config": installed.value.json], after: installed.lsn)
     })
@@ -16,4 +18,17 @@ enum ConfigOperations {
         let config = await context.project.config()
         return Reply(["config": config.value.json], after: config.lsn, config: config.value)
     })
+
+    /// A private key given must be one libcrypto reads as Apple's: refused with the config, not
+    /// found out at the first request to Apple. The domain only checks its shape (it has no
+    /// crypto); a key left out to keep the stored one was read when it was stored.
+    private static func requireReadableAPIKey(_ config: ProjectConfig) throws(GatehouseError) {
+        guard let appStore = config.stores.appStore, let key = appStore.apiKey, let pem = key.privateKeyPEM else { return }
+        do {
+            _ = try AppStoreServerAPIKey(issuerID: key.issuerID, keyID: key.keyID, privateKeyPEM: pem, bundleID: appStore.bundleID)
+        } catch {
+            let reason = error.reason.hasPrefix("private_key: ") ? String(error.reason.dropFirst("private_key: ".count)) : error.reason
+            throw .badField("stores.app_store.api.private_key", reason)
+        }
+    }
 }

@@ -34,12 +34,14 @@ enum PurchaseOperations {
         let fields = context.fields
         let id = try ProfileOperations.profileLookup(fields)
         let store = try fields.string("store")
-        let outcome: Committed<PurchaseOutcome>
+        var outcome: Committed<PurchaseOutcome>
+        var apple: AppleHistory.Report?
         if store == TestStore.appStoreName {
             let verified = AppStoreInput.transactions(fields, verifier: context.core.appStoreVerifier)
             outcome = try await context.project.restorePurchases(profile: id) { config, _ throws(GatehouseError) in
                 try AppStoreInput.storeTransactions(verified, config: config)
             }
+            (outcome, apple) = await AppleHistory.learn(posted: verified, restored: outcome, profile: id, context)
         } else {
             let transactions = try fields.objects("transactions", maxCount: restoreTransactionsMax)
             outcome = try await context.project.restorePurchases(profile: id) { config, nowMs throws(GatehouseError) in
@@ -52,6 +54,7 @@ enum PurchaseOperations {
         var result = document(outcome.value, context)
         result.append("transferred_from", .array(outcome.value.transferredFrom.map { .string($0.description) }))
         result.append("kept_by_other", .array(outcome.value.keptByOther.map { .string($0) }))
+        if let apple { result.append("apple", apple.json) }
         return reply(result, outcome)
     })
 

@@ -4,7 +4,9 @@ public import GatehouseCore
 // `Fields`, so every type or range problem names its field; missing fields take their defaults,
 // and a key that no decoder here reads is refused at any depth (`Fields.strictly`): a misspelled
 // key must not empty a part of the config. Encoding writes every field, defaults included, in the
-// order PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value.
+// order PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value,
+// save the In-App Purchase key's private key, which it never writes (a secret no answer shows;
+// put back as it came, the config keeps the stored one).
 
 extension ProjectConfig {
     /// Reads a `config.put` document and validates it as a whole: a config that fails anything
@@ -180,16 +182,38 @@ extension AppStoreSettings {
         self.init(
             bundleID: try fields.string("bundle_id", length: ProjectConfig.Limits.bundleIDCharacters),
             environment: try fields.enumeration("environment", AppStoreEnvironment.self),
-            appAppleID: try fields.optionalInt("app_apple_id", in: ProjectConfig.Limits.appAppleID)
+            appAppleID: try fields.optionalInt("app_apple_id", in: ProjectConfig.Limits.appAppleID),
+            apiKey: try fields.optionalObject("api").map(InAppPurchaseKey.init)
         )
     }
 
     public var json: JSONValue {
-        [
+        var object: JSONObject = [
             "bundle_id": .string(bundleID),
             "environment": .string(environment.rawValue),
             "app_apple_id": .optional(appAppleID, JSONValue.int),
         ]
+        if let apiKey { object.append("api", apiKey.json) }
+        return .object(object)
+    }
+}
+
+extension InAppPurchaseKey {
+    /// `private_key` may be left out to keep the stored key (``ProjectConfig/keepingPrivateKey(of:)``);
+    /// validation bounds it.
+    init(fields: Fields) throws(GatehouseError) {
+        let length = ProjectConfig.Limits.apiKeyIDCharacters
+        self.init(
+            issuerID: try fields.string("issuer_id", length: length),
+            keyID: try fields.string("key_id", length: length),
+            privateKeyPEM: try fields.optionalString("private_key")
+        )
+    }
+
+    /// The identifiers, never the private key: every answer that shows a config, to either of
+    /// the project's keys, shows it this way.
+    public var json: JSONValue {
+        ["issuer_id": .string(issuerID), "key_id": .string(keyID)]
     }
 }
 

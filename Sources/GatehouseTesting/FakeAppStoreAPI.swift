@@ -1,4 +1,4 @@
-import GatehouseAppStore
+public import GatehouseAppStore
 import GatehouseHTTP
 import GatehouseWire
 import Synchronization
@@ -7,10 +7,10 @@ import Synchronization
 /// as Apple does: every request must carry a token signed ES256 by the test key, naming the
 /// key, the issuer, the app and Apple's audience, living no more than an hour and valid now;
 /// anything else is a 401. It serves a customer's history in pages of ``pageSize`` transactions
-/// (signed by a generated chain, as Apple signs them), their subscription statuses, and Apple's
-/// 404 for an id it does not know; ``failNext(_:)`` makes the next requests fail.
-final class FakeAppStoreAPI: Sendable {
-    enum Fault: Sendable {
+/// (signed by a test chain, as Apple signs them), their subscription statuses, and Apple's 404
+/// for an id it does not know; ``failNext(_:)`` makes the next requests fail.
+public final class FakeAppStoreAPI: Sendable {
+    public enum Fault: Sendable {
         case status(Int)
         case tooManyRequests(retryAfterSeconds: Int)
         /// An answer with Apple's error body.
@@ -23,62 +23,92 @@ final class FakeAppStoreAPI: Sendable {
     }
 
     /// A request as it arrived, and why it was refused, if it was.
-    struct Seen: Sendable {
-        let path: String
-        let query: String?
-        let token: String?
-        let refusal: String?
+    public struct Seen: Sendable {
+        public let path: String
+        public let query: String?
+        public let token: String?
+        public let refusal: String?
     }
 
-    static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
-    static let keyID = "2X9R4HXF34"
-    static let bundleID = "com.example.app"
-    static let pageSize = 2
+    public static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    public static let keyID = "2X9R4HXF34"
+    public static let bundleID = "com.example.app"
+    /// Transactions a history page holds unless the fake is told otherwise (Apple's hold 20).
+    public static let defaultPageSize = 2
 
-    let key = TestAPIKey()
-    let chain: AppStoreTestChain
+    public let key = TestAPIKey()
+    public let chain: AppStoreTestChain
+    /// The key's team and id, and the app, that tokens must name.
+    public let issuerID: String
+    public let keyID: String
+    public let bundleID: String
+    public let pageSize: Int
     private let routes: Routes
     private let server: LoopbackHTTPServer
 
-    /// - Parameter clock: The time the tokens are checked against (the client's).
-    init(clock: ManualWallClock) throws {
-        chain = try AppStoreTestChain()
-        routes = Routes(key: key, clock: clock)
+    /// - Parameters:
+    ///   - chain: What the transactions it makes up are signed by (`nil`: a chain of its own).
+    ///   - currentTimeMilliseconds: The time the tokens are checked against (the client's).
+    public init(
+        chain: AppStoreTestChain? = nil, issuerID: String = FakeAppStoreAPI.issuerID, keyID: String = FakeAppStoreAPI.keyID,
+        bundleID: String = FakeAppStoreAPI.bundleID, pageSize: Int = FakeAppStoreAPI.defaultPageSize,
+        currentTimeMilliseconds: @escaping @Sendable () -> Int64
+    ) throws {
+        precondition(pageSize > 0, "a page holds a transaction")
+        self.chain = try chain ?? AppStoreTestChain()
+        self.issuerID = issuerID
+        self.keyID = keyID
+        self.bundleID = bundleID
+        self.pageSize = pageSize
+        let expected = Expected(issuerID: issuerID, keyID: keyID, bundleID: bundleID, pageSize: pageSize)
+        routes = Routes(key: key, expected: expected, currentTimeMilliseconds: currentTimeMilliseconds)
         server = try LoopbackHTTPServer { [routes] in routes.handle($0) }
     }
 
-    var baseURL: String { server.baseURL }
-    var acceptedConnections: Int { server.acceptedConnections }
-    var seen: [Seen] { routes.state.withLock { $0.seen } }
+    /// A fake checking tokens against `clock`, with a chain of its own.
+    public convenience init(clock: ManualWallClock) throws {
+        try self.init(currentTimeMilliseconds: clock.now)
+    }
 
-    func stop() { server.stop() }
+    public var baseURL: String { server.baseURL }
+    public var acceptedConnections: Int { server.acceptedConnections }
+    public var seen: [Seen] { routes.state.withLock { $0.seen } }
+
+    public func stop() { server.stop() }
 
     /// The credentials the fake accepts, with its key.
-    func apiKey(issuerID: String = issuerID, keyID: String = keyID, bundleID: String = bundleID) throws -> AppStoreServerAPIKey {
-        try AppStoreServerAPIKey(issuerID: issuerID, keyID: keyID, privateKeyPEM: key.pem, bundleID: bundleID)
+    public func apiKey(issuerID: String? = nil, keyID: String? = nil, bundleID: String? = nil) throws -> AppStoreServerAPIKey {
+        try AppStoreServerAPIKey(
+            issuerID: issuerID ?? self.issuerID, keyID: keyID ?? self.keyID, privateKeyPEM: key.pem,
+            bundleID: bundleID ?? self.bundleID)
     }
 
     /// Gives a customer `count` transactions, ids `first`, `first + 1`…, each findable by any of
     /// them; answers their JWS in order.
     @discardableResult
-    func addCustomer(firstTransactionID first: Int, count: Int) -> [String] {
+    public func addCustomer(firstTransactionID first: Int, count: Int) -> [String] {
         let ids = (first..<(first + count)).map(String.init)
         let signed = ids.map { id in
             chain.sign(payload: [
-                "transactionId": .string(id), "originalTransactionId": .string(ids[0]), "bundleId": .string(Self.bundleID),
+                "transactionId": .string(id), "originalTransactionId": .string(ids[0]), "bundleId": .string(bundleID),
                 "productId": "pro.monthly", "type": "Auto-Renewable Subscription", "environment": "Sandbox",
                 "purchaseDate": .int(1_767_225_600_000), "expiresDate": .int(1_769_904_000_000),
                 "signedDate": .int(1_767_225_600_000),
             ])
         }
+        setHistory(signed, findableBy: ids)
         let statuses = statusesBody(originalTransactionID: ids[0], signedTransaction: signed[count - 1])
         routes.state.withLock { state in
-            for id in ids {
-                state.histories[id] = signed
-                state.statuses[id] = statuses
-            }
+            for id in ids { state.statuses[id] = statuses }
         }
         return signed
+    }
+
+    /// Serves `signedTransactions` as the history of a customer found by any of `ids`.
+    public func setHistory(_ signedTransactions: [String], findableBy ids: [String]) {
+        routes.state.withLock { state in
+            for id in ids { state.histories[id] = signedTransactions }
+        }
     }
 
     private func statusesBody(originalTransactionID: String, signedTransaction: String) -> [UInt8] {
@@ -91,14 +121,14 @@ final class FakeAppStoreAPI: Sendable {
             "signedTransactionInfo": .string(signedTransaction), "signedRenewalInfo": .string(renewal),
         ]
         let body: JSONObject = [
-            "environment": "Sandbox", "bundleId": .string(Self.bundleID), "appAppleId": 1234,
+            "environment": "Sandbox", "bundleId": .string(bundleID), "appAppleId": 1234,
             "data": [["subscriptionGroupIdentifier": "21000000", "lastTransactions": [.object(item)]]],
         ]
         return JSONWriter.serialize(.object(body))
     }
 
     /// The next requests (whose token passes) fail like this, one fault each, in order.
-    func failNext(_ faults: Fault...) {
+    public func failNext(_ faults: Fault...) {
         routes.state.withLock { $0.faults += faults }
     }
 }
@@ -111,15 +141,25 @@ extension FakeAppStoreAPI {
         var seen: [Seen] = []
     }
 
+    /// What a token must name.
+    fileprivate struct Expected: Sendable {
+        let issuerID: String
+        let keyID: String
+        let bundleID: String
+        let pageSize: Int
+    }
+
     /// What the server thread runs for each request.
     fileprivate final class Routes: Sendable {
         let key: TestAPIKey
-        let clock: ManualWallClock
+        let expected: Expected
+        let currentTimeMilliseconds: @Sendable () -> Int64
         let state = Mutex(State())
 
-        init(key: TestAPIKey, clock: ManualWallClock) {
+        init(key: TestAPIKey, expected: Expected, currentTimeMilliseconds: @escaping @Sendable () -> Int64) {
             self.key = key
-            self.clock = clock
+            self.expected = expected
+            self.currentTimeMilliseconds = currentTimeMilliseconds
         }
 
         func handle(_ request: HTTPRequest) -> LoopbackReply {
@@ -183,9 +223,9 @@ extension FakeAppStoreAPI {
             } else {
                 offset = 0
             }
-            let end = min(offset + FakeAppStoreAPI.pageSize, signed.count)
+            let end = min(offset + expected.pageSize, signed.count)
             let page: JSONObject = [
-                "revision": .string("rev+\(end)/="), "bundleId": .string(FakeAppStoreAPI.bundleID), "appAppleId": 1234,
+                "revision": .string("rev+\(end)/="), "bundleId": .string(expected.bundleID), "appAppleId": 1234,
                 "environment": "Sandbox", "hasMore": .bool(end < signed.count),
                 "signedTransactions": .array(signed[offset..<end].map { .string($0) }),
             ]
@@ -198,14 +238,14 @@ extension FakeAppStoreAPI {
             let header = decoded.header
             let claims = decoded.claims
             guard header["alg"] == "ES256", header["typ"] == "JWT" else { return "header is not ES256 JWT" }
-            guard header["kid"] == .string(FakeAppStoreAPI.keyID) else { return "kid is not the key's id" }
-            guard claims["iss"] == .string(FakeAppStoreAPI.issuerID) else { return "iss is not the issuer" }
+            guard header["kid"] == .string(expected.keyID) else { return "kid is not the key's id" }
+            guard claims["iss"] == .string(expected.issuerID) else { return "iss is not the issuer" }
             guard claims["aud"] == "appstoreconnect-v1" else { return "aud is not appstoreconnect-v1" }
-            guard claims["bid"] == .string(FakeAppStoreAPI.bundleID) else { return "bid is not the app" }
+            guard claims["bid"] == .string(expected.bundleID) else { return "bid is not the app" }
             guard let iat = claims["iat"]?.numberValue?.int64, let exp = claims["exp"]?.numberValue?.int64 else {
                 return "iat or exp missing"
             }
-            let now = clock.now() / 1000
+            let now = currentTimeMilliseconds() / 1000
             guard exp > iat, exp - iat <= 3600 else { return "exp is not within an hour of iat" }
             guard iat <= now + 60, now < exp else { return "token not valid now" }
             guard decoded.signature.count == 64 else { return "signature is not 64 bytes r || s" }

@@ -1,5 +1,5 @@
 import GatehouseBase
-import GatehouseHTTP
+public import GatehouseHTTP
 import GatehousePosix
 import Synchronization
 #if canImport(Glibc)
@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// What a ``LoopbackHTTPServer`` does with a request.
-enum LoopbackReply: Sendable {
+public enum LoopbackReply: Sendable {
     /// Answers, after `delay` (the wait ends early if the client goes away).
     case respond(HTTPResponse, delay: Duration = .zero)
     /// Writes these bytes as they are (a response the encoder would not write), then closes.
@@ -15,19 +15,19 @@ enum LoopbackReply: Sendable {
     /// Closes the connection without a word.
     case drop
 
-    static func json(_ status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> LoopbackReply {
+    public static func json(_ status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> LoopbackReply {
         .respond(.json(status, Array(text.utf8), headers: headers))
     }
 }
 
-/// A small HTTP/1.1 server on 127.0.0.1 for the client's tests: the project's own request
+/// A small HTTP/1.1 server on 127.0.0.1 for tests of outgoing requests: the project's own request
 /// parser and response encoder over plain blocking sockets, one thread to accept and one per
 /// connection, never the concurrency pool. Keep-alive is honoured, so a test can count the
 /// connections a client opened.
-final class LoopbackHTTPServer: Sendable {
-    typealias Handler = @Sendable (HTTPRequest) -> LoopbackReply
+public final class LoopbackHTTPServer: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> LoopbackReply
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Socket
     private let wakePipe: (read: Int32, write: Int32)
     private let handler: Handler
@@ -39,7 +39,7 @@ final class LoopbackHTTPServer: Sendable {
         var accepted = 0
     }
 
-    init(handler: @escaping Handler) throws {
+    public init(handler: @escaping Handler) throws {
         listener = try Socket.listen(on: SocketAddress.resolve(HostPort(host: "127.0.0.1", port: 0)))
         port = try listener.localAddress().port
         var fds: [Int32] = [0, 0]
@@ -49,13 +49,13 @@ final class LoopbackHTTPServer: Sendable {
         OSThread.detached(named: "fake-accept") { self.acceptLoop() }
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Connections accepted so far.
-    var acceptedConnections: Int { state.withLock { $0.accepted } }
+    public var acceptedConnections: Int { state.withLock { $0.accepted } }
 
     /// Stops accepting and ends every open connection; the threads exit on their own.
-    func stop() {
+    public func stop() {
         state.withLock { state in
             guard !state.stopped else { return }
             state.stopped = true

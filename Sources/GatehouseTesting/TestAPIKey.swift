@@ -1,15 +1,15 @@
 import COpenSSL
 import Foundation
-import GatehouseWire
+public import GatehouseWire
 
 /// A P-256 key made for one test, in the form App Store Connect hands out (a `.p8`: PKCS#8 PEM),
 /// and a check of tokens against its public half that shares no code with the signer: libcrypto
 /// verifies a DER signature this file assembles by hand from the token's `r || s`.
-final class TestAPIKey: @unchecked Sendable {
-    let pointer: OpaquePointer
-    let pem: String
+public final class TestAPIKey: @unchecked Sendable {
+    private let pointer: OpaquePointer
+    public let pem: String
 
-    init() {
+    public init() {
         guard let key = copenssl_ec_p256_generate() else { preconditionFailure("cannot generate a P-256 key") }
         pointer = key
         pem = Self.pkcs8PEM(key)
@@ -19,8 +19,12 @@ final class TestAPIKey: @unchecked Sendable {
         EVP_PKEY_free(pointer)
     }
 
+    /// The same key in SEC1 form (`-----BEGIN EC PRIVATE KEY-----`), which is not what Apple
+    /// hands out.
+    public var sec1PEM: String { Self.sec1PEM(pointer) }
+
     /// `key` as `-----BEGIN PRIVATE KEY-----` PEM.
-    static func pkcs8PEM(_ key: OpaquePointer) -> String {
+    private static func pkcs8PEM(_ key: OpaquePointer) -> String {
         guard let info = EVP_PKEY2PKCS8(key) else { preconditionFailure("EVP_PKEY2PKCS8 failed") }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
         var output: UnsafeMutablePointer<UInt8>?
@@ -30,8 +34,7 @@ final class TestAPIKey: @unchecked Sendable {
         return pem(label: "PRIVATE KEY", der: Array(UnsafeBufferPointer(start: output, count: Int(length))))
     }
 
-    /// `key` in SEC1 form (`-----BEGIN EC PRIVATE KEY-----`), which is not what Apple hands out.
-    static func sec1PEM(_ key: OpaquePointer) -> String {
+    private static func sec1PEM(_ key: OpaquePointer) -> String {
         var output: UnsafeMutablePointer<UInt8>?
         let length = i2d_PrivateKey(key, &output)
         guard length > 0, let output else { preconditionFailure("i2d_PrivateKey failed") }
@@ -39,7 +42,8 @@ final class TestAPIKey: @unchecked Sendable {
         return pem(label: "EC PRIVATE KEY", der: Array(UnsafeBufferPointer(start: output, count: Int(length))))
     }
 
-    static func pem(label: String, der: [UInt8]) -> String {
+    /// `der` in a PEM block labelled `label`, 64 base64 characters a line.
+    public static func pem(label: String, der: [UInt8]) -> String {
         let base64 = Data(der).base64EncodedString()
         var lines: [String] = []
         var rest = Substring(base64)
@@ -51,7 +55,7 @@ final class TestAPIKey: @unchecked Sendable {
     }
 
     /// A P-384 key, PKCS#8: the right form with the wrong curve.
-    static func p384PEM() -> String {
+    public static func p384PEM() -> String {
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, nil) else { preconditionFailure("EVP_PKEY_CTX_new_id failed") }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
@@ -65,14 +69,14 @@ final class TestAPIKey: @unchecked Sendable {
     // MARK: Checking tokens
 
     /// A compact JWS taken apart: its JSON header and claims, its raw signature.
-    struct DecodedToken {
-        let header: JSONObject
-        let claims: JSONObject
-        let signature: [UInt8]
-        let signingInput: [UInt8]
+    public struct DecodedToken: Sendable {
+        public let header: JSONObject
+        public let claims: JSONObject
+        public let signature: [UInt8]
+        public let signingInput: [UInt8]
     }
 
-    static func decode(_ token: String) -> DecodedToken? {
+    public static func decode(_ token: String) -> DecodedToken? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = base64URL(parts[0]), let claims = base64URL(parts[1]),
             let signature = base64URL(parts[2]),
@@ -85,7 +89,7 @@ final class TestAPIKey: @unchecked Sendable {
     }
 
     /// Whether `signature` (64 bytes `r || s`) is this key's ES256 signature of `message`.
-    func verifies(signature: [UInt8], of message: [UInt8]) -> Bool {
+    public func verifies(signature: [UInt8], of message: [UInt8]) -> Bool {
         guard signature.count == 64 else { return false }
         let der = Self.derSignature(r: Array(signature[..<32]), s: Array(signature[32...]))
         guard let context = EVP_MD_CTX_new() else { return false }
