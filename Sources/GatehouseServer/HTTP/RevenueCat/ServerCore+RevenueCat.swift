@@ -127,14 +127,14 @@ extension ServerCore {
         let body = try request.bodyObject()
         let current = try await steps.findOrCreate(request.appUserID(body["app_user_id"]?.stringValue))
         let newID = try RevenueCatRequest.appUserIDText(body["new_app_user_id"]?.stringValue, field: "new_app_user_id")
-        if case .customer(let customer) = AppUserID(newID), customer == current.view.profile.customerUserID {
-            return request.subscriber(current, status: 200, session: session, board: steps.board)
-        }
         let reply = try await steps.run("profile.identify", [
             "profile_id": .string(current.view.profile.id.description), "customer_user_id": .string(newID),
         ])
-        // The new id was unseen when the profile in use is a new one, or is the same one taking it.
-        let unseen = reply.shown?.created == true || reply.result["switched"] == .bool(false)
+        // The new id was unseen when the profile in use is a new one, or is the same profile
+        // having taken it (it had another id, or none, before).
+        let before = current.view.profile.customerUserID
+        let unseen = reply.shown?.created == true
+            || (reply.result["switched"] == .bool(false) && reply.shown?.view.profile.customerUserID != before)
         return request.subscriber(reply.shown, status: unseen ? 201 : 200, session: session, board: steps.board)
     }
 
