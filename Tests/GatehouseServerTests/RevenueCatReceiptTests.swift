@@ -105,3 +105,30 @@ import Testing
         }
     }
 }
+
+/// A StoreKit 2 restore posted to `/v1/receipts` is a `purchase.restore`: with the project's In-App
+/// Purchase key, the rest of the customer's history is asked of (a local fake of) Apple.
+@Suite struct RevenueCatRestoreAsksApple {
+    @Test func aRestoreOfOneSignedTransactionLearnsTheRestFromApple() async throws {
+        try await AppleFixture.run { apple throws in
+            let a = apple.a
+            let s = a.startMs
+            let signed = apple.history([
+                a.transaction("3000000001", purchasedMs: s, expiresMs: s + 30 * StoreFixture.day),
+                a.transaction("3000000004", product: "lifetime", type: "Non-Consumable", price: 29_990),
+            ])
+            let client = try HTTPListener.connect(a.server)
+            let random = a.f.keys.publicKey.dropFirst("pk_acme_".count)
+            let body = JSONWriter.serialize([
+                "app_user_id": .string(RevenueCatFixture.installID(9)), "fetch_token": .string(signed[0]), "is_restore": true,
+            ])
+            let response = try await client.request(
+                "POST", "/v1/receipts", headers: [("Authorization", "Bearer appl_acme_\(random)"), ("X-Platform", "iOS")], body: body)
+            #expect(response.status == 200)
+            let subscriber = try #require(try HTTPListener.json(response).object("subscriber"))
+            #expect(subscriber.object("subscriptions")?.object("pro_monthly") != nil, "the posted one")
+            #expect(subscriber.object("non_subscriptions")?["lifetime"] != nil, "the one Apple told of")
+            #expect(apple.fake.seen.map(\.path) == ["/inApps/v2/history/3000000001"])
+        }
+    }
+}
