@@ -90,6 +90,19 @@ import Testing
         }
     }
 
+    @Test func aGrantEndingBeforeALongerSubscriptionStillChangesTheETag() async throws {
+        // The grant shows as an rc_promo_ subscription of its own, whose end the SDK judges.
+        try await R.run { r throws in
+            #expect(try await r.receipt("u1", r.signedTransaction("7000000001")).status == 200)
+            let end = r.a.startMs + 1000
+            #expect(try await r.post("/v1/subscribers/u1/entitlements/pro/promotional", ["end_time_ms": .int(end)], key: r.secretKey).status == 201)
+            let etag = try #require(try await r.subscriber("u1").etag)
+            #expect(try await r.subscriber("u1", etag: etag).status == 304)
+            try await r.a.f.advance(1000)
+            #expect(try await r.subscriber("u1", etag: etag).status == 200)
+        }
+    }
+
     @Test func aConfigChangeChangesTheETag() async throws {
         try await R.run { r throws in
             let etag = try #require(try await r.subscriber("u1").etag)

@@ -39,26 +39,28 @@ struct SubscriberETag: Equatable, Sendable {
     init(_ view: ProfileView, requested: String, secret: Bool, board: SyncBoard) {
         self.init(
             profile: view.profile.id, documentCursor: view.profile.documentCursor, configCursor: board.configCursor,
-            changesAtMs: Self.changesAt(view.holdings, after: view.nowMs), secret: secret, requested: Self.hash(requested)
+            changesAtMs: Self.changesAt(view, after: view.nowMs), secret: secret, requested: Self.hash(requested)
         )
     }
 
     /// The first moment after `nowMs` at which something the body shows changes by time alone.
-    static func changesAt(_ holdings: ProjectState.Holdings, after nowMs: Int64) -> Int64? {
+    static func changesAt(_ view: ProfileView, after nowMs: Int64) -> Int64? {
         var first: Int64?
         func consider(_ moment: Int64?) {
             guard let moment, moment > nowMs else { return }
             first = min(first ?? moment, moment)
         }
-        for subscription in holdings.subscriptions {
+        for subscription in view.holdings.subscriptions {
             consider(subscription.nextDeadlineMs)
             consider(subscription.expiresMs)
             consider(subscription.graceExpiresMs)
         }
-        for entitlement in holdings.entitlements {
+        for entitlement in view.holdings.entitlements {
             consider(entitlement.expiresMs)
             consider(entitlement.graceExpiresMs)
         }
+        // A grant shows as a subscription of its own, also when another source lasts longer.
+        for grant in view.grants where !grant.revoked { consider(grant.expiresMs) }
         return first
     }
 
