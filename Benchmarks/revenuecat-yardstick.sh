@@ -10,26 +10,9 @@
 # Run from the repository: it builds release first, unless B points at a built binary's directory.
 # Everything listens on 127.0.0.1 and runs under `timeout`; both servers are stopped by pid.
 set -u
-. "$(dirname "$0")/nginx-yardstick.sh"
+. "$(dirname "$0")/http-yardstick-lib.sh"
 # DURATION (default 10s) sets the length of each wrk run.
-if [ -z "${B:-}" ]; then swift build -c release >/dev/null || exit 1; B=.build/release; fi
-KEY=ak_yardstick_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-T=$(mktemp -d /tmp/gh-rc-yard.XXXXXX)
-chmod 0755 "$T"
-gatehouse=; nginx=
-stop() {
-  for pid in $gatehouse $nginx; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-  rm -rf "$T"
-}
-trap stop EXIT
-
-timeout 400 "$B/gatehouse" serve --data-dir "$T/data" --listen 127.0.0.1:0 --http=127.0.0.1:0 --admin-key "$KEY" \
-  --fsync always --log-level warning >"$T/serve.out" 2>"$T/serve.err" &
-gatehouse=$!
-for _ in $(seq 100); do grep -q '^http on ' "$T/serve.out" 2>/dev/null && break; sleep 0.1; done
-HTTP=$(sed -n 's/^http on \([^ ]*\).*/\1/p' "$T/serve.out")
-LINE=$(sed -n 's/.* listening on \([^ ]*\).*/\1/p' "$T/serve.out")
-[ -n "$HTTP" ] || { echo "gatehouse did not say where it serves HTTP:"; cat "$T/serve.out" "$T/serve.err"; exit 1; }
+start_gatehouse 400
 
 # A project with the test store, a customer with a subscription.
 KEYS=$("$B/gatehouse" project create acme --connect "${LINE:-127.0.0.1:7411}" --key "$KEY")
