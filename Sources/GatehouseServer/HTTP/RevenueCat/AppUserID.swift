@@ -18,6 +18,16 @@ enum AppUserID: Sendable, Equatable {
         }
     }
 
+    /// The fields that name the profile in an op that finds one: an install id stands for a
+    /// `profile_id` (PROTOCOL.md), a customer user id is the secret key's `customer_user_id`.
+    var lookupFields: JSONObject {
+        switch self {
+        case .profile(let id): ["profile_id": .string(id.description)]
+        case .install(let install): ["profile_id": .string(install.description)]
+        case .customer(let text): ["customer_user_id": .string(text)]
+        }
+    }
+
     /// The op that finds the profile, creating it when it is not found (`GET
     /// /v1/subscribers/{id}`): `profile.create` finds an install id or customer user id that
     /// exists and creates one that does not; a profile id is only ever found.

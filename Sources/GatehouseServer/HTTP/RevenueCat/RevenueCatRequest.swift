@@ -71,7 +71,7 @@ struct RevenueCatRequest: Sendable {
     func response(_ refusal: RevenueCatRefusal) -> HTTPResponse {
         let error = refusal.error
         var response = HTTPResponse.json(error.status, JSONWriter.serialize(.object(error.json)), headers: [requestTimeHeader])
-        if error.status == 529 || error.status == 503 { response.headers.append(HTTPAnswers.retryAfter) }
+        if error.status == RevenueCatError.unavailableStatus { response.headers.append(HTTPAnswers.retryAfter) }
         if error.status == 401 { response.headers.append((name: "WWW-Authenticate", value: "Bearer")) }
         return response
     }
@@ -88,11 +88,11 @@ struct RevenueCatRequest: Sendable {
 
     /// The subscriber object of the profile an op showed; a `GET`'s carries its ETag (a `POST`
     /// is never revalidated).
-    func subscriber(_ shown: ShownProfile?, status: Int, session: Session, board: SyncBoard?) -> HTTPWorkAnswer {
+    func subscriber(_ shown: ShownProfile?, status: Int, _ steps: RevenueCatSteps) -> HTTPWorkAnswer {
         guard let shown else { preconditionFailure("the op answers the profile it acted on") }
-        let secret = session.current?.role == .server
-        let etag = http.method == "GET" ? board.map { SubscriberETag(shown.view, requested: rawAppUserID, secret: secret, board: $0) } : nil
-        let body = RevenueCatBodies.customerInfo(shown.view, secret: secret)
+        let etag = http.method == "GET"
+            ? steps.board.map { SubscriberETag(shown.view, requested: rawAppUserID, secret: steps.isSecret, board: $0) } : nil
+        let body = RevenueCatBodies.customerInfo(shown.view, secret: steps.isSecret)
         return HTTPWorkAnswer(response: response(status, body, etag: etag?.text), tally: .other(nil))
     }
 

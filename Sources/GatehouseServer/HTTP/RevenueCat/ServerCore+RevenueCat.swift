@@ -27,12 +27,12 @@ extension ServerCore {
             if let notModified = revalidate(request, session: session) { return .respond(notModified, .other(nil)) }
             return request.work(self, session) { steps throws(RevenueCatRefusal) in
                 let shown = try await steps.findOrCreate(request.appUserID())
-                return request.subscriber(shown, status: shown.created ? 201 : 200, session: session, board: steps.board)
+                return request.subscriber(shown, status: shown.created ? 201 : 200, steps)
             }
         case .identify:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.identify(request, steps, session) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.identify(request, steps) }
         case .receipts:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.receipts(request, steps, session) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.receipts(request, steps) }
         case .attributes:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.attributes(request, steps) }
         case .offerings:
@@ -55,10 +55,10 @@ extension ServerCore {
             return request.work(self, session) { steps throws(RevenueCatRefusal) in
                 let shown = try await steps.find(request.appUserID())
                 _ = try await steps.run("profile.delete", ["profile_id": .string(shown.view.profile.id.description)])
-                return request.answer(200, ["app_user_id": .string(request.parameters["app_user_id"] ?? "")])
+                return request.answer(200, ["app_user_id": .string(request.rawAppUserID)])
             }
         case .promotional:
-            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.promotional(request, steps, session) }
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.promotional(request, steps) }
         case .revokePromotionals:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in
                 let shown = try await steps.findOrCreate(request.appUserID())
@@ -66,7 +66,7 @@ extension ServerCore {
                     "profile_id": .string(shown.view.profile.id.description),
                     "entitlement": .string(request.parameters["entitlement"] ?? ""),
                 ])
-                return request.subscriber(reply.shown, status: 200, session: session, board: steps.board)
+                return request.subscriber(reply.shown, status: 200, steps)
             }
         case .currencyTransaction:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.currencyTransaction(request, steps) }
@@ -121,7 +121,7 @@ extension ServerCore {
     // MARK: Endpoints of several steps
 
     /// `POST /v1/subscribers/identify`: `profile.identify` of the profile `app_user_id` names.
-    private func identify(_ request: RevenueCatRequest, _ steps: RevenueCatSteps, _ session: Session) async throws(RevenueCatRefusal)
+    private func identify(_ request: RevenueCatRequest, _ steps: RevenueCatSteps) async throws(RevenueCatRefusal)
         -> HTTPWorkAnswer
     {
         let body = try request.bodyObject()
@@ -135,11 +135,11 @@ extension ServerCore {
         let before = current.view.profile.customerUserID
         let unseen = reply.shown?.created == true
             || (reply.result["switched"] == .bool(false) && reply.shown?.view.profile.customerUserID != before)
-        return request.subscriber(reply.shown, status: unseen ? 201 : 200, session: session, board: steps.board)
+        return request.subscriber(reply.shown, status: unseen ? 201 : 200, steps)
     }
 
     /// `POST /v1/receipts`: a StoreKit 2 signed transaction, reported or (for a restore) restored.
-    private func receipts(_ request: RevenueCatRequest, _ steps: RevenueCatSteps, _ session: Session) async throws(RevenueCatRefusal)
+    private func receipts(_ request: RevenueCatRequest, _ steps: RevenueCatSteps) async throws(RevenueCatRefusal)
         -> HTTPWorkAnswer
     {
         let body = try request.bodyObject()
@@ -165,7 +165,7 @@ extension ServerCore {
                 "profile_id": profile, "store": .string(TestStore.appStoreName), "signed_transaction": .string(token),
             ])
         }
-        return request.subscriber(reply.shown, status: 200, session: session, board: steps.board)
+        return request.subscriber(reply.shown, status: 200, steps)
     }
 
     /// `POST /v1/subscribers/{id}/attributes`: `profile.attributes` with RevenueCat's
@@ -204,7 +204,7 @@ extension ServerCore {
 
     /// `POST /v1/subscribers/{id}/entitlements/{entitlement}/promotional`: `entitlement.grant`
     /// until `end_time_ms`, or for one of RevenueCat's durations.
-    private func promotional(_ request: RevenueCatRequest, _ steps: RevenueCatSteps, _ session: Session) async throws(RevenueCatRefusal)
+    private func promotional(_ request: RevenueCatRequest, _ steps: RevenueCatSteps) async throws(RevenueCatRefusal)
         -> HTTPWorkAnswer
     {
         let body = try request.bodyObject()
@@ -219,7 +219,7 @@ extension ServerCore {
         let shown = try await steps.findOrCreate(request.appUserID())
         grant.prepend("profile_id", .string(shown.view.profile.id.description))
         let reply = try await steps.run("entitlement.grant", grant)
-        return request.subscriber(reply.shown, status: 201, session: session, board: steps.board)
+        return request.subscriber(reply.shown, status: 201, steps)
     }
 
     /// `POST /v1/virtual-currencies/{app_user_id}/{code}/transactions`: `currency.transact`.
@@ -227,12 +227,7 @@ extension ServerCore {
         -> HTTPWorkAnswer
     {
         let body = try request.bodyObject()
-        var fields: JSONObject
-        switch try request.appUserID() {
-        case .profile(let id): fields = ["profile_id": .string(id.description)]
-        case .install(let install): fields = ["profile_id": .string(install.description)]
-        case .customer(let customer): fields = ["customer_user_id": .string(customer)]
-        }
+        var fields = try request.appUserID().lookupFields
         fields.append("currency", .string(request.parameters["code"] ?? ""))
         for key in ["amount", "idempotency_key", "reason"] {
             if let value = body[key] { fields.append(key, value) }
@@ -261,6 +256,9 @@ final class RevenueCatSteps: @unchecked Sendable {
     /// The project's published cursors (every REST route that runs steps has a project key).
     var board: SyncBoard? { session.current?.project?.syncBoard }
 
+    /// Whether the secret key asks (its subscriber object shows the attributes).
+    var isSecret: Bool { session.current?.role == .server }
+
     func run(_ op: String, _ fields: JSONObject) async throws(RevenueCatRefusal) -> Reply {
         let outcome = await core.run(Request(id: .null, op: op, fields: Fields(fields)), session: session)
         lastOp = Operations.number(of: op)
@@ -279,11 +277,7 @@ final class RevenueCatSteps: @unchecked Sendable {
 
     /// The profile `id` names, never created (the secret key's endpoints that remove).
     func find(_ id: AppUserID) async throws(RevenueCatRefusal) -> ShownProfile {
-        switch id {
-        case .profile(let profile): return try shown(try await run("profile.get", ["profile_id": .string(profile.description)]))
-        case .install(let install): return try shown(try await run("profile.get", ["profile_id": .string(install.description)]))
-        case .customer(let customer): return try shown(try await run("profile.get", ["customer_user_id": .string(customer)]))
-        }
+        try shown(try await run("profile.get", id.lookupFields))
     }
 
     func config() async throws(RevenueCatRefusal) -> ProjectConfig {

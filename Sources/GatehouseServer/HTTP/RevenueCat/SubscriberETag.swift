@@ -50,11 +50,8 @@ struct SubscriberETag: Equatable, Sendable {
             guard let moment, moment > nowMs else { return }
             first = min(first ?? moment, moment)
         }
-        for subscription in view.holdings.subscriptions {
-            consider(subscription.nextDeadlineMs)
-            consider(subscription.expiresMs)
-            consider(subscription.graceExpiresMs)
-        }
+        // The end of the term, or of grace in grace: when the timer would expire it.
+        for subscription in view.holdings.subscriptions { consider(subscription.nextDeadlineMs) }
         for entitlement in view.holdings.entitlements {
             consider(entitlement.expiresMs)
             consider(entitlement.graceExpiresMs)
