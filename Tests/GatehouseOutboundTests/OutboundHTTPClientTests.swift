@@ -166,6 +166,15 @@ import Testing
         await client.close()  // a second close returns at once
     }
 
+    @Test func aClientClosedBeforeItsFirstRequestRefusesEveryLaterOne() async throws {
+        // Its thread starts with the first request; closing one that never sent starts none.
+        let client = OutboundHTTPClient()
+        await client.close()
+        let refused = await client.send(OutboundRequest(url: "http://127.0.0.1:\(try closedPort())/"))
+        #expect(refused.failure?.code == .closed, "\(refused)")
+        await client.close()
+    }
+
     @Test func cancellingTheTaskEndsItsRequest() async throws {
         let (arrived, arrival) = AsyncStream.makeStream(of: Void.self)
         let result = try await withServer({ _ in
