@@ -160,6 +160,8 @@ public enum EventType: String, Sendable, CaseIterable {
     case virtualCurrencyTransaction = "VIRTUAL_CURRENCY_TRANSACTION"
     case promotionalGrant = "PROMOTIONAL_GRANT"
     case promotionalRevoke = "PROMOTIONAL_REVOKE"
+    /// `webhook.test`'s event: delivered only to the webhook it names, and not listed by `events`.
+    case test = "TEST"
 }
 
 /// One event of the project's feed. Its id is stable: consumers deduplicate on it.

@@ -13,6 +13,9 @@ public struct ProjectConfig: Sendable, Equatable {
     public var gracePeriodMs: Int64
     public var stores: StoreSettings
     public var limits: ProjectLimits
+    /// Where events are delivered (DESIGN.md, "Outbound delivery").
+    public var webhooks: [WebhookSettings]
+    public var integrations: IntegrationSettings
 
     public init(
         entitlements: [EntitlementDefinition] = [],
@@ -23,7 +26,9 @@ public struct ProjectConfig: Sendable, Equatable {
         restore: RestoreMode = .transfer,
         gracePeriodMs: Int64 = 0,
         stores: StoreSettings = StoreSettings(),
-        limits: ProjectLimits = ProjectLimits()
+        limits: ProjectLimits = ProjectLimits(),
+        webhooks: [WebhookSettings] = [],
+        integrations: IntegrationSettings = IntegrationSettings()
     ) {
         self.entitlements = entitlements
         self.products = products
@@ -34,6 +39,8 @@ public struct ProjectConfig: Sendable, Equatable {
         self.gracePeriodMs = gracePeriodMs
         self.stores = stores
         self.limits = limits
+        self.webhooks = webhooks
+        self.integrations = integrations
     }
 
     /// What a new project starts with: nothing for sale, every setting at its default.

@@ -26,6 +26,8 @@ public struct ProjectState: Sendable, Equatable {
     public private(set) var purchases: PurchaseBook
     /// Balances with their histories, the grants of store terms, idempotency keys.
     public private(set) var currencies: CurrencyLedger
+    /// The deliveries the feed's events owe the config's webhooks and integrations.
+    public internal(set) var outbox: Outbox
     /// The tag every profile id made in this project carries (derived from `id` once, not per
     /// profile created or resolved).
     public let profileTag: UInt32
@@ -36,14 +38,14 @@ public struct ProjectState: Sendable, Equatable {
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
                   config: .empty, sequence: 0, configCursor: 0, profiles: ProfileDirectory(), events: EventLog(),
-                  purchases: PurchaseBook(), currencies: CurrencyLedger())
+                  purchases: PurchaseBook(), currencies: CurrencyLedger(), outbox: Outbox())
     }
 
     /// Every stored field, for loading a snapshot.
     public init(
         id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests, keyGenerations: [KeyKind: UInt64],
         config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog,
-        purchases: PurchaseBook, currencies: CurrencyLedger = CurrencyLedger()
+        purchases: PurchaseBook, currencies: CurrencyLedger = CurrencyLedger(), outbox: Outbox = Outbox()
     ) {
         self.id = id
         self.profileTag = ProfileID.tag(for: id)
@@ -59,13 +61,14 @@ public struct ProjectState: Sendable, Equatable {
         self.events = events
         self.purchases = purchases
         self.currencies = currencies
+        self.outbox = outbox
     }
 
     /// The same tenant under another id with other keys (a clone by `tenant.restore`).
     public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
         ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
                      keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor,
-                     profiles: profiles, events: events, purchases: purchases, currencies: currencies)
+                     profiles: profiles, events: events, purchases: purchases, currencies: currencies, outbox: outbox)
     }
 
     /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence
@@ -109,6 +112,10 @@ public struct ProjectState: Sendable, Equatable {
         case termGrantStored(TermGrant)
         /// A `currency.transact` key and its answer.
         case idempotencyRecorded(String, IdempotencyRecord)
+        /// How attempts at deliveries ended (the outbox's deliverer logs them in batches).
+        case deliveriesSettled([DeliveryOutcome])
+        /// `webhook.replay`: these events are owed to the target again, from a first attempt.
+        case deliveriesQueued(OutboxTarget, [EventKey])
     }
 
     /// `value` `nil` deletes the key. `updatedMs` is when the client set it (RevenueCat's
@@ -413,6 +420,10 @@ public struct ProjectState: Sendable, Equatable {
             currencies.store(grant)
         case .idempotencyRecorded(let key, let record):
             currencies.remember(key: key, record, keptMs: retention.idempotencyMs)
+        case .deliveriesSettled(let outcomes):
+            settle(outcomes)
+        case .deliveriesQueued(let target, let keys):
+            queue(keys, for: target, atMs: atMs)
         }
     }
 
@@ -493,6 +504,7 @@ public struct ProjectState: Sendable, Equatable {
         a.id == b.id && a.name == b.name && a.createdMs == b.createdMs && a.keys == b.keys && a.keyGenerations == b.keyGenerations
             && a.config == b.config && a.sequence == b.sequence && a.configCursor == b.configCursor && a.profiles == b.profiles
             && a.events == b.events && a.purchases == b.purchases && a.currencies == b.currencies
+            && a.outbox == b.outbox
     }
 
     /// Validates a new configuration and returns the change that installs it; a key named

@@ -118,6 +118,8 @@ enum ChangeCoding {
             CurrencyCoding.write(grant, into: &writer)
         case .idempotencyRecorded(let key, let record):
             writeIdempotencyRecorded(key, record, into: &writer)
+        case .deliveriesSettled, .deliveriesQueued:
+            preconditionFailure("the outbox's changes are not coded yet (issue 20, under way)")
         }
     }
 
@@ -429,6 +431,7 @@ enum EventLogCoding {
         case .virtualCurrencyTransaction: 14
         case .promotionalGrant: 15
         case .promotionalRevoke: 16
+        case .test: 17
         }
     }
 
