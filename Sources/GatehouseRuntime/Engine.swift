@@ -73,7 +73,8 @@ public final class Engine: Sendable {
             }
         }
         let trigger = SnapshotTrigger(loggedBytesThreshold: options.snapshotAfterLoggedBytes)
-        let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random, retention: options.retention)
+        let context = ProjectContext(log: log, trigger: trigger, clock: clock, random: random, retention: options.retention,
+                                     outboxHook: OutboxHook())
         let projects = try recovery.projects(context: context)
         let registry = Registry(adminKey: adminKey, context: context, logger: logger, projects: projects,
                                 nextIncarnation: recovery.nextIncarnation)
@@ -91,6 +92,9 @@ public final class Engine: Sendable {
         return Engine(registry: registry, checkpointer: checkpointer, log: log, report: report, paths: paths,
                       fileSystem: fileSystem, io: io)
     }
+
+    /// Where projects hand their outboxes for delivery (the server installs the deliverer).
+    public var outboxHook: OutboxHook { registry.projectContext.outboxHook }
 
     /// Stops taking writes and makes everything written durable (clean shutdown).
     public func close() async {

@@ -10,6 +10,7 @@ struct ProjectContext: Sendable {
     let clock: any ServerClock
     let random: any RandomSource
     let retention: Retention
+    let outboxHook: OutboxHook
 }
 
 /// A value whose answer may go out once the log is durable up to `lsn`.
@@ -63,6 +64,10 @@ public actor Project {
     /// The public key's profile creations (``ProjectLimits``). Runtime state: neither logged nor
     /// in snapshots, so a start begins with a full bucket.
     var sdkCreates = TokenBucket()
+    /// Which pending deliveries are due when, and which are in flight (``OutboxQueue``).
+    var outboxQueue: OutboxQueue
+    /// The deliverer's wake-up, once it listens (``listenForDeliveries(_:)``).
+    var outboxListener: (@Sendable () -> Void)?
 
     /// `snapshotBodyBytes`: the body of the snapshot `state` was loaded from, if any, which sets
     /// when the project is next snapshotted (``snapshotWritten(bodyBytes:)``).
@@ -80,9 +85,11 @@ public actor Project {
         self.snapshotDueBytes = context.trigger.dueBytes(afterSnapshotBody: snapshotBodyBytes)
         self.published = PublishedProjectState(state: state)
         self.syncBoard = SyncBoard(configCursor: state.configCursor)
+        self.outboxQueue = OutboxQueue(state.outbox)
     }
 
     var log: WriteAheadLog { context.log }
+    var outboxHook: OutboxHook { context.outboxHook }
     /// Lends the state to `body` to read, without copying it: a struct stored in a class and
     /// read as a value is copied (a retain of every buffer it holds, and a release after), which
     /// every request paid. `body` must not call back into the project. (A throwing closure names
@@ -104,6 +111,17 @@ public actor Project {
 
     private static func lend<T>(_ state: inout ProjectState, to body: (borrowing ProjectState) -> T) -> T {
         body(state)
+    }
+
+    /// Lends the outbox's schedule to change and the state to read, side by side.
+    func withOutboxQueue<T>(_ body: (inout OutboxQueue, borrowing ProjectState) -> T) -> T {
+        Self.lend(&outboxQueue, &state, to: body)
+    }
+
+    private static func lend<T>(_ queue: inout OutboxQueue, _ state: inout ProjectState,
+                                to body: (inout OutboxQueue, borrowing ProjectState) -> T) -> T
+    {
+        body(&queue, state)
     }
     /// The position of the project's last change, durable or not: what an answer that may reflect
     /// any of the project's state waits for (an error, an answer that changed nothing).
@@ -310,12 +328,13 @@ public actor Project {
         // The readers outside the actor learn what changed; the watchers' pushes are made. The
         // next deadline is read in the same visit of the state (each is a run-time exclusivity
         // check of the stored property, about 120 instructions).
-        let (pushes, nextDeadlineMs, sequence) = peek { state in
+        let (pushes, nextDeadlineMs, sequence, outboxIdle) = peek { state in
             if effects.keysChanged { published.update(from: state) }
             published.noteProfileCount(state.profiles.count)
             syncBoard.publish(effects, from: state)
-            return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs, state.sequence)
+            return (watchHub.pushes(for: effects, in: state), state.purchases.nextDeadlineMs, state.sequence, state.outbox.isIdle)
         }
+        noteOutbox(effects, lsn: lsn, outboxIdle: outboxIdle)
         recent.note(lsn: lsn, sequence: sequence, effects: effects) { log.durableLSN }
         if !pushes.isEmpty {
             log.whenDurable(lsn) {
@@ -363,6 +382,7 @@ public final class PublishedProjectState: Sendable {
     private let secretGeneration: Atomic<UInt64>
     private let deleted = Atomic<Bool>(false)
     private let profiles: Atomic<Int>
+    private let outbox = Mutex(OutboxFigures())
 
     init(state: ProjectState) {
         self.keys = Mutex(state.keys)
@@ -378,6 +398,13 @@ public final class PublishedProjectState: Sendable {
     /// alone, and then the cache line readers share is not written.
     func noteProfileCount(_ count: Int) {
         if profiles.load(ordering: .relaxed) != count { profiles.store(count, ordering: .relaxed) }
+    }
+
+    /// The outbox's counts as of the project's last applied change.
+    public var outboxFigures: OutboxFigures { outbox.withLock { $0 } }
+
+    func noteOutbox(_ figures: OutboxFigures) {
+        outbox.withLock { if $0 != figures { $0 = figures } }
     }
 
     func update(from state: ProjectState) {

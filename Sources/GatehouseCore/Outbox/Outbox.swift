@@ -30,7 +30,12 @@ public struct OutboxEndpoint: Sendable, Equatable {
     /// Why it is disabled (`gone`: it answered 410; `failing`: every attempt failed for 5 days);
     /// `nil`: enabled. A disabled endpoint is owed nothing until a `config.put` names it again.
     public var disabled: String?
-    public var pending: [EventKey: PendingDelivery]
+    /// Changed only through ``setPending(_:_:)`` and ``removePending(_:)``, which keep
+    /// ``failingCount`` with it.
+    public private(set) var pending: [EventKey: PendingDelivery]
+    /// Pending deliveries that have failed at least once (kept with `pending`, so that a status
+    /// or a metric never walks millions of deliveries).
+    public private(set) var failingCount: Int
     /// Oldest first.
     public var failed: [FailedDelivery]
     public var lastSuccessMs: Int64?
@@ -47,6 +52,7 @@ public struct OutboxEndpoint: Sendable, Equatable {
         self.startCursor = startCursor
         self.disabled = disabled
         self.pending = pending
+        self.failingCount = pending.values.reduce(0) { $0 + ($1.attempts > 0 ? 1 : 0) }
         self.failed = failed
         self.lastSuccessMs = lastSuccessMs
         self.lastError = lastError
@@ -54,10 +60,22 @@ public struct OutboxEndpoint: Sendable, Equatable {
         self.recent = recent
     }
 
-    /// Pending deliveries that have failed at least once.
-    public var failingCount: Int { pending.values.reduce(0) { $0 + ($1.attempts > 0 ? 1 : 0) } }
-    /// When the next pending delivery is due.
-    public var nextAttemptMs: Int64? { pending.values.map(\.nextAttemptMs).min() }
+    mutating func setPending(_ key: EventKey, _ delivery: PendingDelivery) {
+        let before = pending.updateValue(delivery, forKey: key)
+        failingCount += (delivery.attempts > 0 ? 1 : 0) - (before.map { $0.attempts > 0 ? 1 : 0 } ?? 0)
+    }
+
+    @discardableResult
+    mutating func removePending(_ key: EventKey) -> PendingDelivery? {
+        guard let removed = pending.removeValue(forKey: key) else { return nil }
+        if removed.attempts > 0 { failingCount -= 1 }
+        return removed
+    }
+
+    mutating func removeAllPending() {
+        pending = [:]
+        failingCount = 0
+    }
 }
 
 /// An event some delivery still owes.

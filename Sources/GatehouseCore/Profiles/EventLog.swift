@@ -102,15 +102,51 @@ public struct EventLog: Sendable {
     /// `keptCountMax`, oldest first. Costs the events it forgets and nothing when there are none:
     /// it runs after every batch.
     mutating func prune(nowMs: Int64, keptAgeMs: Int64, keptCountMax: Int) {
+        _ = prune(nowMs: nowMs, keptAgeMs: keptAgeMs, keptCountMax: keptCountMax, collecting: false) { _ in false }
+    }
+
+    /// Like ``prune(nowMs:keptAgeMs:keptCountMax:)``, but an event `keeping` holds is not
+    /// forgotten for its age, nor any after it (the feed stays one run); answers the held events
+    /// the count cap forgot all the same, oldest first.
+    mutating func prune(nowMs: Int64, keptAgeMs: Int64, keptCountMax: Int, keeping: (EventKey) -> Bool) -> [EventKey] {
+        prune(nowMs: nowMs, keptAgeMs: keptAgeMs, keptCountMax: keptCountMax, collecting: true, keeping: keeping)
+    }
+
+    @inline(__always)
+    private mutating func prune(nowMs: Int64, keptAgeMs: Int64, keptCountMax: Int, collecting: Bool,
+                                keeping: (EventKey) -> Bool) -> [EventKey]
+    {
         let end = entries.count
-        var first = Swift.max(head, end - keptCountMax)
-        while first < end, nowMs - entries[first].atMs > keptAgeMs { first += 1 }
-        guard first > head else { return }
+        let capped = Swift.max(head, end - keptCountMax)
+        var pushedOut: [EventKey] = []
+        if collecting {
+            for position in head..<capped where keeping(key(at: position)) { pushedOut.append(key(at: position)) }
+        }
+        var first = capped
+        while first < end, nowMs - entries[first].atMs > keptAgeMs, !keeping(key(at: first)) { first += 1 }
+        guard first > head else { return pushedOut }
         detailsStart = entries[first - 1].detailsEnd
         head = first
         entries.freeChunks(before: head)
         head -= entries.dropFreedChunks()
         detailBytes.freeChunks(before: detailsStart)
+        return pushedOut
+    }
+
+    private func key(at position: Int) -> EventKey {
+        EventKey(cursor: entries[position].cursor, index: entries[position].index)
+    }
+
+    /// The kept event at `key`, if any.
+    public func event(at key: EventKey) -> Event? {
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if self.key(at: middle) < key { low = middle + 1 } else { high = middle }
+        }
+        guard low < entries.count, self.key(at: low) == key else { return nil }
+        return self[low - head]
     }
 
     /// The bytes of the packed details the log holds in chunks, kept or not yet freed (for tests

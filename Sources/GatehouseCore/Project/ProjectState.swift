@@ -20,7 +20,7 @@ public struct ProjectState: Sendable, Equatable {
     /// The sequence number of the last configuration change (`offerings` in `sync`).
     public private(set) var configCursor: UInt64
     public private(set) var profiles: ProfileDirectory
-    public private(set) var events: EventLog
+    public internal(set) var events: EventLog
     /// Store purchases (owned or held under a token), promotional grants, the store
     /// notifications applied, and the timer queue.
     public private(set) var purchases: PurchaseBook
@@ -155,6 +155,8 @@ public struct ProjectState: Sendable, Equatable {
         public var configChanged = false
         /// A key was rotated (connections check their key's generation on every request).
         public var keysChanged = false
+        /// Deliveries that fell due or were rescheduled (the runtime's schedule follows them).
+        public var scheduled: [ScheduledDelivery] = []
     }
 
     /// Applies a batch already decided by a rule; cannot fail, so the log and memory never
@@ -192,14 +194,15 @@ public struct ProjectState: Sendable, Equatable {
             }
         }
         // What fell out of its window goes: each check costs nothing when nothing is due.
-        events.prune(nowMs: atMs, keptAgeMs: retention.feedAgeMs, keptCountMax: retention.feedEventsMax)
+        pruneFeedKeepingOwed(atMs: atMs)
         currencies.forgetKeys(olderThan: retention.idempotencyMs, at: atMs)
         purchases.forgetNotifications(at: atMs)
         purchases.dropStaleDeadlines()
         let changed = counters.changed.sorted()
         let touched = counters.attributesChanged.sorted().filter { !changed.contains($0) && !counters.removed.contains($0) }
         return BatchEffects(changedProfiles: changed, touchedProfiles: touched, removedProfiles: counters.removed.sorted(),
-                            configChanged: counters.configChanged, keysChanged: counters.keysChanged)
+                            configChanged: counters.configChanged, keysChanged: counters.keysChanged,
+                            scheduled: counters.scheduled)
     }
 
     /// Asks memory for what applying `batch` reads first, the index buckets of the profiles,
@@ -241,6 +244,7 @@ public struct ProjectState: Sendable, Equatable {
         var removed = TouchedProfiles()
         var configChanged = false
         var keysChanged = false
+        var scheduled: [ScheduledDelivery] = []
     }
 
     /// The profiles a batch touched. Nearly always one or two: the first is held inline (a
@@ -315,6 +319,7 @@ public struct ProjectState: Sendable, Equatable {
             config = newConfig
             configCursor = sequence
             counters.configChanged = true
+            followOutboundConfig()
         case .keyRotated(let kind, let digest):
             counters.keysChanged = true
             keys[kind] = digest
@@ -421,9 +426,9 @@ public struct ProjectState: Sendable, Equatable {
         case .idempotencyRecorded(let key, let record):
             currencies.remember(key: key, record, keptMs: retention.idempotencyMs)
         case .deliveriesSettled(let outcomes):
-            settle(outcomes)
+            settle(outcomes, scheduled: &counters.scheduled)
         case .deliveriesQueued(let target, let keys):
-            queue(keys, for: target, atMs: atMs)
+            queue(keys, for: target, atMs: atMs, scheduled: &counters.scheduled)
         }
     }
 
@@ -455,6 +460,9 @@ public struct ProjectState: Sendable, Equatable {
             details.string(.ref, movement.ref)
             if let reason = movement.reason { details.string(.reason, reason) }
         }
+        oweDeliveries(of: EventKey(cursor: sequence, index: UInt32(counters.events)), type: .virtualCurrencyTransaction,
+                      profile: id, customerUserID: customerUserID, atMs: atMs, facts: EventFacts(currency: movement.currency),
+                      scheduled: &counters.scheduled)
         counters.events += 1
         return entry.amount
     }
@@ -490,6 +498,8 @@ public struct ProjectState: Sendable, Equatable {
         let customerUserID = id.flatMap { profiles.customerUserID(of: $0) }
         events.append(Event(cursor: sequence, index: UInt32(counters.events), type: type, profileID: id,
                             customerUserID: customerUserID, atMs: atMs, details: details))
+        oweDeliveries(of: EventKey(cursor: sequence, index: UInt32(counters.events)), type: type, profile: id,
+                      customerUserID: customerUserID, atMs: atMs, facts: EventFacts(details), scheduled: &counters.scheduled)
         counters.events += 1
     }
 
