@@ -180,6 +180,8 @@ public struct OutboxFigures: Sendable, Equatable {
         public var pending = 0
         public var failing = 0
         public var failed = 0
+
+        public init() {}
     }
 
     public var byKind: [String: Counts] = [:]

@@ -1,4 +1,4 @@
-import GatehouseBase
+public import GatehouseBase
 public import GatehouseCore
 public import GatehouseStorage
 import Synchronization
@@ -52,6 +52,8 @@ public final class Registry: Sendable {
     public var clock: any ServerClock { projectContext.clock }
     public var log: WriteAheadLog { projectContext.log }
     var random: any RandomSource { projectContext.random }
+    /// The randomness every project draws from (the outbox's jitter too).
+    public var randomSource: any RandomSource { projectContext.random }
     var trigger: SnapshotTrigger { projectContext.trigger }
     private let directory: Mutex<Directory>
 

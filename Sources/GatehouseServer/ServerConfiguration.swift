@@ -93,6 +93,12 @@ public struct ServerConfiguration: Sendable {
     public var appStoreAPIRequestTimeout: Duration = .seconds(15)
     /// What those retries wait on (tests pass one that skips the waits).
     public var appStoreAPIRetryClock: any RetryClock = SystemRetryClock()
+    /// Webhooks and pushes may go to `http://` and to loopback, private and link-local
+    /// addresses (`--outbound-allow-private`: tests, and receivers on a private network).
+    public var outboundAllowPrivate = false
+    /// How long one delivery attempt may take before it counts as failed (`--outbound-timeout`;
+    /// DESIGN.md: a 2xx within 30 s).
+    public var outboundTimeout: Duration = .milliseconds(DeliverySchedule.attemptTimeoutMs)
 
     public init() {}
 }

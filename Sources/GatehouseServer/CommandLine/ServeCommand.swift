@@ -36,6 +36,8 @@ enum ServeCommand {
             .value("log-format", placeholder: "FORMAT", help: "text (default) or json, one line per event on stderr"),
             .value("app-store-root", placeholder: "FILE", help: "trust this root certificate (DER, or PEM with one or more certificates) for App Store signed data instead of the built-in Apple Root CA - G3 (sandboxes and tests)", repeatable: true),
             .value("app-store-api-url", placeholder: "URL", help: "send App Store Server API requests here instead of Apple's production and sandbox hosts (a proxy or a test double)"),
+            .flag("outbound-allow-private", help: "let webhooks and pushes go to http:// and to loopback, private and link-local addresses (tests, private networks)"),
+            .value("outbound-timeout", placeholder: "MS", help: "how long one webhook or push attempt may take before it counts as failed (default 30000)"),
         ]
     )
 
@@ -137,6 +139,10 @@ enum ServeCommand {
             configuration.logFormat = parsedFormat
         }
         try applyAppStore(parsed, to: &configuration)
+        configuration.outboundAllowPrivate = parsed.flag("outbound-allow-private")
+        if let milliseconds = try integer(parsed, "outbound-timeout", 100...300_000) {
+            configuration.outboundTimeout = .milliseconds(milliseconds)
+        }
         return configuration
     }
 
