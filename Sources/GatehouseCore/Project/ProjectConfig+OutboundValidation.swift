@@ -99,10 +99,10 @@ extension ProjectConfig {
         guard url.utf8.count <= Limits.urlBytes else { throw .badField(field, "must be at most \(Limits.urlBytes) bytes") }
         guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0.properties.generalCategory == .control })
         else { throw .badField(field, "must not contain spaces or control characters") }
-        guard let rest = url.utf8.starts(with: "https://".utf8) ? url.dropFirst(8)
-            : url.utf8.starts(with: "http://".utf8) ? url.dropFirst(7) : nil
-        else { throw .badField(field, "must be an absolute https:// or http:// URL") }
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let scheme = ["https://", "http://"].first(where: { url.utf8.starts(with: $0.utf8) }) else {
+            throw .badField(field, "must be an absolute https:// or http:// URL")
+        }
+        let authority = url.dropFirst(scheme.count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard !authority.contains("@") else { throw .badField(field, "must not hold credentials (use authorization)") }
         guard hasHost(authority) else { throw .badField(field, "must name a host") }
     }
@@ -145,22 +145,15 @@ extension ProjectConfig {
     /// bits zero), or `nil` when it is not: a check of the secret's shape, so a secret that
     /// passes is one every Standard Webhooks library decodes to the same key.
     private static func decodedBase64Count(_ text: Substring.UTF8View) -> Int? {
-        var characters = Array(text)
-        var padding = 0
-        while characters.last == UInt8(ascii: "=") {
-            characters.removeLast()
-            padding += 1
-        }
-        guard padding == 0 || (padding <= 2 && (characters.count + padding) % 4 == 0) else { return nil }
-        guard characters.count % 4 != 1, !characters.isEmpty else { return nil }
-        var lastValue: UInt8 = 0
-        for character in characters {
-            guard let value = base64Value(character) else { return nil }
-            lastValue = value
-        }
-        let unusedBitsMask: UInt8 = [0, 0, 0x0F, 0x03][characters.count % 4]
-        guard lastValue & unusedBitsMask == 0 else { return nil }
-        return characters.count * 6 / 8
+        let padding = text.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        let values = text.dropLast(padding).map(base64Value)
+        // Padding, when there is any, fills the last group of four; a lone sixth of a byte is no byte.
+        guard padding <= 2, padding == 0 || text.count % 4 == 0, !values.isEmpty, values.count % 4 != 1,
+            let last = values.last ?? nil, !values.contains(nil)
+        else { return nil }
+        let unusedBits: UInt8 = [0, 0, 0x0F, 0x03][values.count % 4]
+        guard last & unusedBits == 0 else { return nil }
+        return values.count * 6 / 8
     }
 
     private static func base64Value(_ character: UInt8) -> UInt8? {
