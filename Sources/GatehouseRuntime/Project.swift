@@ -188,7 +188,7 @@ public actor Project {
 
     /// Replaces the configuration as a whole; an invalid one changes nothing.
     public func putConfig(_ config: ProjectConfig) throws(GatehouseError) -> Committed<ProjectConfig> {
-        let lsn = try commit(try state.replaceConfig(with: config))
+        let lsn = try commit(try state.replaceConfig(with: config, random: context.random))
         return Committed(state.config, lsn: lsn)
     }
 

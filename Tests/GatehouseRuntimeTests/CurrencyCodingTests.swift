@@ -517,7 +517,7 @@ enum CurrencyStateBuilder {
         }
 
         let t = startMs
-        apply(.init([try state.replaceConfig(with: config)], atMs: t))
+        apply(.init([try state.replaceConfig(with: config, random: SeededRandomSource(seed: 1))], atMs: t))
         apply(.init([
             profile(alice, "alice", token: AppAccountToken(high: 1, low: 1), atMs: t),
             profile(bob, "bob", token: AppAccountToken(high: 2, low: 2), atMs: t),

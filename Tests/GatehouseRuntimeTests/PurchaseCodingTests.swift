@@ -482,7 +482,7 @@ enum PurchaseStateBuilder {
             apply(try state.notify(notification, nowMs: atMs).batch)
         }
 
-        apply(.init([try state.replaceConfig(with: config)], atMs: startMs))
+        apply(.init([try state.replaceConfig(with: config, random: SeededRandomSource(seed: 1))], atMs: startMs))
         apply(.init([
             .profileCreated(Profile(id: alice, customerUserID: "alice", token: aliceToken, createdMs: startMs,
                                     lastSeenMs: startMs, cursor: 0)),

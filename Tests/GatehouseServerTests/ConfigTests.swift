@@ -42,12 +42,42 @@ import Testing
             try await backend.hello(keys.secretKey)
             let put = try await backend.call("config.put", ["config": Self.example])
             #expect(put.isSuccess)
-            let expected = try ProjectConfig(json: #require(Self.example.objectValue)).json
-            #expect(put["config"] == expected)
+            let expected = try ProjectConfig(json: #require(Self.example.objectValue))
+            #expect(put["config"] == expected.json)
             let sdk = try server.connect()
             try await sdk.hello(keys.publicKey)
-            #expect(try await sdk.call("config.get")["config"] == expected)
-            #expect(try await backend.call("config.get")["config"] == expected)
+            #expect(try await sdk.call("config.get")["config"] == expected.sdkJSON)
+            #expect(try await backend.call("config.get")["config"] == expected.json)
+        }
+    }
+
+    /// The public key ships in every app: its `config.get` shows no webhook or integration, so
+    /// none of their secrets; the secret key sees them all, a secret the server made included.
+    @Test func deliverySecretsAreShownToTheSecretKeyOnly() async throws {
+        try await withTestServer { server in
+            let keys = try await server.createProject("acme")
+            let backend = try server.connect()
+            try await backend.hello(keys.secretKey)
+            let config: JSONValue = [
+                "webhooks": [["id": "backend", "url": "https://hooks.example.com/rc", "authorization": "Bearer abc"]],
+                "integrations": ["onesignal": ["app_id": "app", "api_key": "os-key"]],
+            ]
+            let put = try await backend.call("config.put", ["config": config])
+            let webhook = try #require(put["config"]?.objectValue?["webhooks"]?.arrayValue?.first?.objectValue)
+            let secret = try #require(webhook["secret"]?.stringValue)
+            #expect(secret.hasPrefix("whsec_"))
+            #expect(webhook["authorization"] == "Bearer abc")
+            let read = try #require(try await backend.call("config.get")["config"]?.objectValue)
+            #expect(read["webhooks"] == put["config"]?.objectValue?["webhooks"])
+            #expect(read["integrations"]?.objectValue?["onesignal"]?.objectValue?["api_key"] == "os-key")
+            let sdk = try server.connect()
+            try await sdk.hello(keys.publicKey)
+            let shown = try #require(try await sdk.call("config.get")["config"]?.objectValue)
+            #expect(shown["webhooks"] == nil)
+            #expect(shown["integrations"] == nil)
+            #expect(shown["limits"] == ["sdk_creates_per_second": 1000])
+            let putAgain = try await backend.call("config.put", ["config": .object(read)])
+            #expect(putAgain["config"] == .object(read), "a config read and put back keeps every secret")
         }
     }
 
@@ -125,6 +155,9 @@ import Testing
         try await backend.hello(keys.secretKey)
         let put = try await backend.call("config.put", ["config": Self.exampleWithTexts])
         let offering = put.object("config")?["offerings"]?.arrayValue?.first?.objectValue
+        var sdkConfig = try #require(put.object("config"))
+        sdkConfig["webhooks"] = nil
+        sdkConfig["integrations"] = nil
         #expect(offering?["description"] == "What most people buy")
         #expect(offering?["metadata"] == ["paywall": ["title": "Go pro", "tiers": [1, 2]], "beta": nil])
         for checkpoint in [false, true] {
@@ -132,7 +165,7 @@ import Testing
             server = try await server.restart()
             let sdk = try server.connect()
             try await sdk.hello(keys.publicKey)
-            #expect(try await sdk.call("config.get")["config"] == put["config"], checkpoint ? "from a snapshot" : "from the log")
+            #expect(try await sdk.call("config.get")["config"] == .object(sdkConfig), checkpoint ? "from a snapshot" : "from the log")
         }
         await server.stop()
     }

@@ -166,6 +166,8 @@ private func expectRejected(
                 "app_store": ["bundle_id": "com.example.app", "environment": "production", "app_apple_id": nil],
             ],
             "limits": ["sdk_creates_per_second": 1000],
+            "webhooks": [],
+            "integrations": ["onesignal": nil],
         ]
         #expect(exampleConfig.json == expected)
     }
@@ -179,7 +181,7 @@ private func expectRejected(
     @Test func defaultConfigEncodesToStableText() {
         let expected = #"{"entitlements":[],"products":[],"currencies":[],"offerings":[],"login":"alias","#
             + #""restore":"transfer","grace_period_ms":0,"stores":{"test":false,"app_store":null},"#
-            + #""limits":{"sdk_creates_per_second":1000}}"#
+            + #""limits":{"sdk_creates_per_second":1000},"webhooks":[],"integrations":{"onesignal":null}}"#
         #expect(JSONWriter.string(ProjectConfig.empty.json) == expected)
     }
 
@@ -199,6 +201,7 @@ private func expectRejected(
             "entitlements": [], "products": [], "currencies": [], "offerings": [],
             "login": "alias", "restore": "transfer", "grace_period_ms": 0,
             "stores": ["test": false, "app_store": nil], "limits": ["sdk_creates_per_second": 1000],
+            "webhooks": [], "integrations": ["onesignal": nil],
         ]
         #expect(ProjectConfig.empty.json == expected)
     }
@@ -207,7 +210,7 @@ private func expectRejected(
         let json: JSONObject = [
             "entitlements": nil, "products": nil, "currencies": nil, "offerings": nil, "login": nil,
             "restore": nil, "grace_period_ms": nil, "stores": ["test": nil, "app_store": nil],
-            "limits": ["sdk_creates_per_second": nil],
+            "limits": ["sdk_creates_per_second": nil], "webhooks": nil, "integrations": ["onesignal": nil],
         ]
         #expect(try decode(json) == .empty)
     }

@@ -11,6 +11,7 @@ extension ProjectConfig {
         let productIDs = try checkProducts(entitlementIDs: entitlementIDs, currencyCodes: currencyCodes)
         try checkOfferings(productIDs: productIDs)
         try checkSettings()
+        try checkOutbound()
     }
 
     private func checkSizes() throws(GatehouseError) {
@@ -214,7 +215,7 @@ extension ProjectConfig {
     }
 
     /// Same wording as the decoder's length check.
-    private static func checkLength(_ text: String, at field: String, _ length: ClosedRange<Int>) throws(GatehouseError) {
+    static func checkLength(_ text: String, at field: String, _ length: ClosedRange<Int>) throws(GatehouseError) {
         guard length.contains(text.count) else {
             throw .badField(field, "must be \(length.lowerBound)–\(length.upperBound) characters")
         }
@@ -244,11 +245,11 @@ extension ProjectConfig {
         }
     }
 
-    private static func checkCount(_ count: Int, at field: String, max: Int) throws(GatehouseError) {
+    static func checkCount(_ count: Int, at field: String, max: Int) throws(GatehouseError) {
         guard count <= max else { throw .badField(field, "has more than \(max) items") }
     }
 
-    private static func insertUnique(_ value: String, into seen: inout Set<String>, at field: String)
+    static func insertUnique(_ value: String, into seen: inout Set<String>, at field: String)
         throws(GatehouseError)
     {
         guard seen.insert(value).inserted else { throw .badField(field, "repeats \(quoted(value))") }

@@ -285,7 +285,7 @@ public struct InAppPurchaseKey: Sendable, Equatable {
     public var keyID: String
     /// The `.p8` file's text. `nil` only in a `config.put` that keeps the stored key (one that
     /// names the same `key_id` and `issuer_id`, as a `config.get` shows it):
-    /// ``ProjectState/replaceConfig(with:)`` puts the stored one back, so a project's config
+    /// ``ProjectState/replaceConfig(with:random:)`` puts the stored one back, so a project's config
     /// always holds it.
     public var privateKeyPEM: String?
 

@@ -517,10 +517,13 @@ public struct ProjectState: Sendable, Equatable {
             && a.outbox == b.outbox
     }
 
-    /// Validates a new configuration and returns the change that installs it; a key named
-    /// without its private key keeps the stored one (``ProjectConfig/keepingPrivateKey(of:)``).
-    public func replaceConfig(with newConfig: ProjectConfig) throws(GatehouseError) -> Change {
-        let replacement = try newConfig.keepingPrivateKey(of: config)
+    /// Validates a new configuration and returns the change that installs it; a secret left out
+    /// keeps the stored one (``ProjectConfig/keepingPrivateKey(of:)``,
+    /// ``ProjectConfig/keepingOneSignalKey(of:)``), and a webhook's is made when none is stored
+    /// (``ProjectConfig/fillingWebhookSecrets(from:random:)``), so the logged config holds them all.
+    public func replaceConfig(with newConfig: ProjectConfig, random: some RandomSource) throws(GatehouseError) -> Change {
+        let replacement = try newConfig.keepingPrivateKey(of: config).keepingOneSignalKey(of: config)
+            .fillingWebhookSecrets(from: config, random: random)
         try replacement.validate()
         return .configReplaced(replacement)
     }

@@ -14,9 +14,12 @@ enum ConfigOperations {
         return Reply(["config": installed.value.json], after: installed.lsn)
     })
 
+    /// The sdk key ships inside every app: it sees no `webhooks` or `integrations`, whose
+    /// secrets would be anyone's.
     static let get = Operation(name: "config.get", roles: [.server, .sdk], body: .async { context throws(GatehouseError) in
         let config = await context.project.config()
-        return Reply(["config": config.value.json], after: config.lsn, config: config.value)
+        let shown = context.principal.role == .server ? config.value.json : config.value.sdkJSON
+        return Reply(["config": shown], after: config.lsn, config: config.value)
     })
 
     /// A private key given must be one libcrypto reads as Apple's: refused with the config, not

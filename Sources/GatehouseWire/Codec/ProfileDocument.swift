@@ -91,15 +91,18 @@ public enum EventDocument {
             "customer_user_id": .optional(event.customerUserID) { .string($0) },
             "at_ms": .int(event.atMs),
         ]
-        for detail in event.details {
-            switch detail.value {
-            case .string(let string): object.append(detail.name, .string(string))
-            case .int(let int): object.append(detail.name, .int(int))
-            case .profiles(let ids): object.append(detail.name, .array(ids.map { .string($0.description) }))
-            case .strings(let strings): object.append(detail.name, .array(strings.map { .string($0) }))
-            case .bool(let bool): object.append(detail.name, .bool(bool))
-            }
-        }
+        for detail in event.details { object.append(detail.name, json(detail.value)) }
         return .object(object)
+    }
+
+    /// A detail's value as the feed shows it (profile ids as their text).
+    public static func json(_ value: EventDetail.Value) -> JSONValue {
+        switch value {
+        case .string(let string): .string(string)
+        case .int(let int): .int(int)
+        case .profiles(let ids): .array(ids.map { .string($0.description) })
+        case .strings(let strings): .array(strings.map { .string($0) })
+        case .bool(let bool): .bool(bool)
+        }
     }
 }

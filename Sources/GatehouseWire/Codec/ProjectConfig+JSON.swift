@@ -6,7 +6,9 @@ public import GatehouseCore
 // key must not empty a part of the config. Encoding writes every field, defaults included, in the
 // order PROTOCOL.md's example uses, so the output is deterministic and decodes to the same value,
 // save the In-App Purchase key's private key, which it never writes (a secret no answer shows;
-// put back as it came, the config keeps the stored one).
+// put back as it came, the config keeps the stored one). `webhooks` and `integrations` hold the
+// delivery secrets, which the secret key may see and the sdk key, shipped in every app, must not:
+// ``ProjectConfig/json`` writes them, ``ProjectConfig/sdkJSON`` leaves both parts out.
 
 extension ProjectConfig {
     /// Reads a `config.put` document and validates it as a whole: a config that fails anything
@@ -27,11 +29,25 @@ extension ProjectConfig {
             restore: try fields.optionalEnumeration("restore", RestoreMode.self) ?? .transfer,
             gracePeriodMs: try fields.optionalInt("grace_period_ms", in: Limits.gracePeriodMs) ?? 0,
             stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings(),
-            limits: try fields.optionalObject("limits").map(ProjectLimits.init) ?? ProjectLimits()
+            limits: try fields.optionalObject("limits").map(ProjectLimits.init) ?? ProjectLimits(),
+            webhooks: try Self.decodeEach(fields, "webhooks", max: Limits.webhooksMax, WebhookSettings.init),
+            integrations: try fields.optionalObject("integrations").map(IntegrationSettings.init) ?? IntegrationSettings()
         )
     }
 
+    /// The config as the secret key sees it: everything, delivery secrets included.
     public var json: JSONValue {
+        var object = sdkObject
+        object.append("webhooks", .array(webhooks.map(\.json)))
+        object.append("integrations", integrations.json)
+        return .object(object)
+    }
+
+    /// The config as the sdk key sees it: without `webhooks` and `integrations`, whose secrets
+    /// would be every app's to read.
+    public var sdkJSON: JSONValue { .object(sdkObject) }
+
+    private var sdkObject: JSONObject {
         [
             "entitlements": .array(entitlements.map(\.json)),
             "products": .array(products.map(\.json)),
@@ -230,5 +246,85 @@ extension ProjectLimits {
 
     public var json: JSONValue {
         ["sdk_creates_per_second": .int(sdkCreatesPerSecond)]
+    }
+}
+
+// MARK: Webhooks and integrations
+
+extension WebhookSettings {
+    /// `secret` may be left out to keep the stored one or have one made
+    /// (``ProjectConfig/fillingWebhookSecrets(from:random:)``); `events` left out means every type.
+    init(fields: Fields) throws(GatehouseError) {
+        self.init(
+            id: try fields.string("id"),
+            url: try fields.string("url"),
+            secret: try fields.optionalString("secret"),
+            previousSecret: try fields.optionalString("previous_secret"),
+            authorization: try fields.optionalString("authorization"),
+            events: fields.has("events") ? try fields.strings("events", maxCount: EventType.allCases.count) : nil
+        )
+    }
+
+    /// Every field, secrets included: only the secret key's answers hold a webhook.
+    public var json: JSONValue {
+        [
+            "id": .string(id),
+            "url": .string(url),
+            "secret": .optional(secret, JSONValue.string),
+            "previous_secret": .optional(previousSecret, JSONValue.string),
+            "authorization": .optional(authorization, JSONValue.string),
+            "events": .optional(events) { .array($0.map(JSONValue.string)) },
+        ]
+    }
+}
+
+extension IntegrationSettings {
+    init(fields: Fields) throws(GatehouseError) {
+        self.init(oneSignal: try fields.optionalObject("onesignal").map(OneSignalSettings.init))
+    }
+
+    public var json: JSONValue {
+        ["onesignal": .optional(oneSignal, \.json)]
+    }
+}
+
+extension OneSignalSettings {
+    /// `api_key` may be left out to keep the stored one (``ProjectConfig/keepingOneSignalKey(of:)``).
+    init(fields: Fields) throws(GatehouseError) {
+        self.init(
+            appID: try fields.string("app_id"),
+            apiKey: try fields.optionalString("api_key"),
+            url: try fields.optionalString("url"),
+            notifications: try fields.optionalObject("notifications").map(Self.notifications) ?? []
+        )
+    }
+
+    /// `{"<EVENT_TYPE>": {title, message}}`, in the document's order; a key that names no event
+    /// type is refused here, as the type is what the push is kept under.
+    private static func notifications(_ fields: Fields) throws(GatehouseError) -> [OneSignalNotification] {
+        var result: [OneSignalNotification] = []
+        for key in fields.object.keys {
+            guard let type = EventType(rawValue: key) else { throw .badField(fields.name(key), "unknown event type") }
+            let notification = try fields.object(key)
+            result.append(
+                OneSignalNotification(
+                    type: type, title: try notification.string("title"), message: try notification.string("message")))
+        }
+        return result
+    }
+
+    /// Every field, the API key included: only the secret key's answers hold integrations.
+    public var json: JSONValue {
+        var notifications = JSONObject()
+        for notification in self.notifications {
+            notifications.append(
+                notification.type.rawValue, ["title": .string(notification.title), "message": .string(notification.message)])
+        }
+        return [
+            "app_id": .string(appID),
+            "api_key": .optional(apiKey, JSONValue.string),
+            "url": .optional(url, JSONValue.string),
+            "notifications": .object(notifications),
+        ]
     }
 }
