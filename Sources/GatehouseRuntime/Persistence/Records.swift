@@ -93,7 +93,7 @@ enum RuntimeRecord: Equatable {
 /// "Project state").
 ///
 /// Versions 3 and later lay the state out in four sections, each preceded in the body by its length:
-/// the head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
+/// the head (names, keys, config, profiles, alias tokens, outbox), the events, the purchase book and the
 /// currency ledger. Each is independent of the others, so a big state encodes them side by side
 /// and a big body decodes them side by side; either way the bytes are the same.
 enum StateCoding {
