@@ -4,11 +4,12 @@ import GatehouseCore
 import GatehouseStorage
 import Testing
 
-/// The config's three layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and
+/// The config's four layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and
 /// state versions 1–3; version 2, in change tag 17 and state versions 4 and 5, which adds
 /// offerings' descriptions and metadata and the project's limits; version 3, in change tag 20 and
-/// state version 6, which is written and adds the App Store's In-App Purchase key. A change here
-/// is a format change.
+/// state version 6, which adds the App Store's In-App Purchase key; version 4, in change tag 21
+/// and state version 7, which is written and adds the webhooks and OneSignal. A change here is a
+/// format change.
 @Suite struct ConfigLayoutGoldenBytes {
     static func str(_ text: String) -> String { PurchaseRecordGoldenBytes.str(text) }
 
@@ -40,6 +41,26 @@ import Testing
         return config
     }
 
+    /// Shaped like a generated webhook secret: `whsec_` and the base64 of 24 bytes.
+    static let secret = "whsec_" + String(repeating: "AQEB", count: 8)
+    static let previousSecret = "whsec_" + String(repeating: "AgIC", count: 8)
+
+    /// `configWithKey` with two webhooks (one with every optional field, one with none but a
+    /// previous secret) and OneSignal, which only version 4 holds.
+    static var configWithOutbound: ProjectConfig {
+        var config = Self.configWithKey
+        config.webhooks = [
+            WebhookSettings(id: "orders", url: "https://hooks.example.com/rc", secret: secret, authorization: "Bearer t",
+                            events: ["INITIAL_PURCHASE", "RENEWAL"]),
+            WebhookSettings(id: "audit", url: "https://audit.example.com/in", secret: secret, previousSecret: previousSecret),
+        ]
+        config.integrations.oneSignal = OneSignalSettings(
+            appID: "5eb5a37e-b458-11e3-ac11-000c2940e62c", apiKey: "os_v2_app_key", url: "https://push.example.com/notifications",
+            notifications: [OneSignalNotification(type: .renewal, title: "Renewed", message: "Thanks!"),
+                            OneSignalNotification(type: .expiration, title: "Expired", message: "Come back")])
+        return config
+    }
+
     /// Entitlements and products, then currencies.
     static let start = "00" + "01" + str("m") + str("subscription") + "00" + "00" + "00"
     /// The offering's id, is-default and packages.
@@ -60,6 +81,18 @@ import Testing
     /// version 3 lays it out alike.
     static let version2WithoutTexts = start + "01" + offering + "00" + "00" + settings + "d00f"
     static let version3 = start + "01" + offering + offeringTexts + settingsWithKey + "32"
+    /// Version 3's fields, then no webhooks and no OneSignal.
+    static let version4 = version3 + "00" + "00"
+    /// The webhooks: id, url, secret, previous secret, authorization, events (optional array);
+    /// then OneSignal (optional): app id, API key, url (optional), notifications (type name,
+    /// title, message).
+    static let outbound = "02"
+        + str("orders") + str("https://hooks.example.com/rc") + str(secret) + "00" + "01" + str("Bearer t")
+        + "01" + "02" + str("INITIAL_PURCHASE") + str("RENEWAL")
+        + str("audit") + str("https://audit.example.com/in") + str(secret) + "01" + str(previousSecret) + "00" + "00"
+        + "01" + str("5eb5a37e-b458-11e3-ac11-000c2940e62c") + str("os_v2_app_key") + "01" + str("https://push.example.com/notifications")
+        + "02" + str("RENEWAL") + str("Renewed") + str("Thanks!") + str("EXPIRATION") + str("Expired") + str("Come back")
+    static let version4WithOutbound = version3 + outbound
 
     /// Incarnation 5, at 0 ms, one change.
     static let batchStart = "05" + "00" + "01"
@@ -68,14 +101,19 @@ import Testing
         WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + tag + config)))
     }
 
-    @Test func configReplacedIsWrittenWithTag20InLayout3() {
-        let record = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)).logRecord
-        #expect(Hex.encode(record.payload) == Self.batchStart + "14" + Self.version3)
+    @Test func configReplacedIsWrittenWithTag21InLayout4() {
+        let record = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithOutbound)], atMs: 0)).logRecord
+        #expect(Hex.encode(record.payload) == Self.batchStart + "15" + Self.version4WithOutbound)
+        let keyOnly = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)).logRecord
+        #expect(Hex.encode(keyOnly.payload) == Self.batchStart + "15" + Self.version4)
         let plain = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.config)], atMs: 0)).logRecord
-        #expect(Hex.encode(plain.payload) == Self.batchStart + "14" + Self.version2WithoutTexts)
+        #expect(Hex.encode(plain.payload) == Self.batchStart + "15" + Self.version2WithoutTexts + "00" + "00")
     }
 
     @Test func configReplacedRecordsOfEveryLayoutRead() throws {
+        #expect(try RuntimeRecord(Self.record(tag: "15", Self.version4WithOutbound))
+            == .projectChanged(5, .init([.configReplaced(Self.configWithOutbound)], atMs: 0)))
+        #expect(try RuntimeRecord(Self.record(tag: "15", Self.version4)) == .projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)))
         #expect(try RuntimeRecord(Self.record(tag: "14", Self.version3)) == .projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)))
         #expect(try RuntimeRecord(Self.record(tag: "11", Self.version2)) == .projectChanged(5, .init([.configReplaced(Self.configWithTexts)], atMs: 0)))
         #expect(try RuntimeRecord(Self.record(tag: "01", Self.version1)) == .projectChanged(5, .init([.configReplaced(Self.config)], atMs: 0)))
@@ -83,8 +121,12 @@ import Testing
 
     /// Each layout read as another is refused, never misread: version 1's bytes end early where
     /// version 2 reads on, version 2's have bytes left over for version 1; version 3's key is
-    /// left over for version 2, and version 2's limits are no key for version 3.
+    /// left over for version 2, and version 2's limits are no key for version 3; version 4's
+    /// webhooks are left over for version 3, and version 3's bytes end early for version 4.
     @Test func aLayoutReadAsAnotherIsRefused() throws {
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "14", Self.version4)) }
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "14", Self.version4WithOutbound)) }
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "15", Self.version3)) }
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "11", Self.version1)) }
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "01", Self.version2)) }
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "11", Self.version3)) }
@@ -101,10 +143,10 @@ import Testing
     }
 
     /// A state version `version` body holding `config` (hex) in its head, with no profiles,
-    /// events, purchases or balances.
+    /// events, purchases or balances (and from version 7 an empty outbox).
     static func body(version: String, config: String) -> String {
         let head = str("acme") + str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
-            + "01" + "01" + config + "01" + "01" + "00" + "00"
+            + "01" + "01" + config + "01" + "01" + "00" + "00" + (version >= "07" ? "00" + "00" : "")
         let sections = [head, "00" + "00", RecordGoldenBytes.emptyBook, RecordGoldenBytes.emptyLedger]
         return version + sections.map { Version3Fixtures.varint($0.count / 2) }.joined() + sections.joined()
     }
@@ -117,25 +159,32 @@ import Testing
     }
 
     @Test func stateVersion6HoldsLayout3() throws {
-        let golden = Self.body(version: "06", config: Self.version3)
-        #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithKey))) == golden)
-        #expect(try Version3Fixtures.decodeBothWays(try #require(Hex.decode(golden))) == Self.state(Self.configWithKey))
+        let old = try #require(Hex.decode(Self.body(version: "06", config: Self.version3)))
+        let decoded = try Version3Fixtures.decodeBothWays(old)
+        #expect(decoded == Self.state(Self.configWithKey))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "07", config: Self.version4))
     }
 
-    @Test func stateVersion4StillReadsAndIsWrittenAsVersion6() throws {
+    @Test func stateVersion7HoldsLayout4() throws {
+        let golden = Self.body(version: "07", config: Self.version4WithOutbound)
+        #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithOutbound))) == golden)
+        #expect(try Version3Fixtures.decodeBothWays(try #require(Hex.decode(golden))) == Self.state(Self.configWithOutbound))
+    }
+
+    @Test func stateVersion4StillReadsAndIsWrittenAsVersion7() throws {
         let old = try #require(Hex.decode(Self.body(version: "04", config: Self.version2)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.configWithTexts))
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "06", config: Self.version2))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "07", config: Self.version2 + "00" + "00"))
     }
 
     @Test func stateVersion3WithAnOfferingStillReads() throws {
         let old = try #require(Hex.decode(Self.body(version: "03", config: Self.version1)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.config))
-        // Written again, it is version 6: the offering with no description or metadata, the
-        // default limits, no App Store.
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "06", config: Self.version2WithoutTexts))
+        // Written again, it is version 7: the offering with no description or metadata, the
+        // default limits, no App Store, no webhooks, no OneSignal.
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "07", config: Self.version2WithoutTexts + "00" + "00"))
     }
 
     /// A snapshot's key is checked like a `config.put`'s: one that is not a `.p8` file's text is

@@ -36,18 +36,24 @@ import Testing
     }
 
     /// Section 0 as state version 2 laid it out: the head written now (`written`) with its
-    /// config in layout 1, which for a config without offerings is layout 2 without the limits
-    /// at its end, and its one profile in layout 1.
+    /// config in layout 1, which for a config without offerings, webhooks or OneSignal is layout
+    /// 4 without the limits, the webhooks and OneSignal at its end; its one profile in layout 1;
+    /// and no outbox after the tokens of merged-away profiles.
     static func version2Head(_ state: ProjectState, written: [UInt8]) throws -> [UInt8] {
-        try #require(state.config.offerings.isEmpty)
+        try #require(state.config.offerings.isEmpty && state.config.webhooks.isEmpty && state.config.integrations.oneSignal == nil)
+        try #require(state.outbox == Outbox())
         var config = ByteWriter()
         ConfigCoding.write(state.config, into: &config)
-        var limits = ByteWriter()
-        limits.writeVarInt(state.config.limits.sdkCreatesPerSecond)
-        let layout2 = config.bytes
+        var layout4Tail = ByteWriter()
+        layout4Tail.writeVarInt(state.config.limits.sdkCreatesPerSecond)
+        layout4Tail.writeArray([WebhookSettings]()) { _, _ in }
+        layout4Tail.writeBool(false)
+        let layout4 = config.bytes
         var head = written
-        let start = try #require(head.firstRange(of: layout2)).lowerBound
-        head.removeSubrange(start + layout2.count - limits.bytes.count..<start + layout2.count)
+        // The empty outbox: no endpoints, no owed events.
+        head.removeLast(2)
+        let start = try #require(head.firstRange(of: layout4)).lowerBound
+        head.removeSubrange(start + layout4.count - layout4Tail.bytes.count..<start + layout4.count)
         // The profile runs from its id to the tokens of merged-away profiles (none: one byte).
         let profile = try #require(state.profiles.profile(Self.profile))
         var id = ByteWriter()

@@ -133,7 +133,12 @@ import Testing
     @Test func projectCreatedRecord() {
         let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
         #expect(record.kind == 1)
-        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion6, "\(Self.hex(record.payload))")
+        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion7, "\(Self.hex(record.payload))")
+    }
+
+    @Test func version6ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion6)))
+        #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
     }
 
     @Test func version4ProjectCreatedRecordStillDecodes() throws {
@@ -190,6 +195,9 @@ import Testing
         + "05616c696173087472616e73666572" + "00" + "00" + "00"
     /// Section 0 in state version 4: its config (layout 2) ends with the limits (1000, zigzag 2000).
     static let headVersion4 = headStart + "d00f" + "03" + "02" + "00" + "00"
+    /// Section 0 in state version 7: its config (layout 4) has no webhooks and no OneSignal after
+    /// the limits, and the outbox (no endpoints, no owed events) follows the alias tokens.
+    static let headVersion7 = headStart + "d00f" + "00" + "00" + "03" + "02" + "00" + "00" + "00" + "00"
 
     /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
     /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
@@ -199,10 +207,15 @@ import Testing
     static let goldenCreatedVersion4 = "01" + "04" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
         + emptyLedger
 
-    /// State version 6, which is written: with no profiles, laid out as version 4 (version 5
-    /// changed the profiles' layout, `StateVersion5Tests.swift` has a body with profiles; version 6
-    /// the config's, whose layout 3 is layout 2's bytes for a config without the App Store).
+    /// State version 6: with no profiles, laid out as version 4 (version 5 changed the profiles'
+    /// layout, `StateVersion5Tests.swift` has a body with profiles; version 6 the config's, whose
+    /// layout 3 is layout 2's bytes for a config without the App Store).
     static let goldenCreatedVersion6 = "01" + "06" + "9601" + "02" + "05" + "03" + headVersion4 + "00" + "00" + emptyBook
+        + emptyLedger
+
+    /// State version 7, which is written: as version 6 with the config in layout 4 and the
+    /// outbox in the head (section 0 is 154 bytes).
+    static let goldenCreatedVersion7 = "01" + "07" + "9a01" + "02" + "05" + "03" + headVersion7 + "00" + "00" + emptyBook
         + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
@@ -224,8 +237,8 @@ import Testing
         #expect(state.currencies == CurrencyLedger())
         #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
         #expect(state.currencies.idempotency.isEmpty)
-        // Written again, it is the version 6 record: sections, the empty book and ledger appended.
-        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion6)
+        // Written again, it is the version 7 record: sections, the empty book and ledger appended.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion7)
     }
 
     /// A version 1 event stored its profile id bare (no presence byte).
@@ -250,17 +263,17 @@ import Testing
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
         #expect(try StateCoding.decode(try #require(Hex.decode("02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)))
             == state)
-        // Version 6 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
+        // Version 7 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
         // id: 23 bytes); flags 1 (profile id written), type code 12, cursor +3, index 0, at +4 ms,
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "06" + "9601" + "32" + "05" + "03" + Self.headVersion4 + events3 + Self.emptyBook + Self.emptyLedger)
+            == "07" + "9a01" + "32" + "05" + "03" + Self.headVersion7 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
-        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion6))
-        bytes[1] = 7
+        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion7))
+        bytes[1] = 8
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
         bytes[1] = 0
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }

@@ -101,6 +101,11 @@ enum Version3Fixtures {
     /// cursor (0) after the part cursors.
     static let headVersion5 = head(limits: "d00f", profileLayout: 2)
 
+    /// Section 0 in state version 7: the config (layout 4) ends with no webhooks and no OneSignal
+    /// (`00 00` after the limits), and the head with an empty outbox (no endpoints, no owed
+    /// events: `00 00` after the alias tokens).
+    static let headVersion7 = head(limits: "d00f" + "00" + "00", profileLayout: 2) + "00" + "00"
+
     static func head(limits: String, profileLayout: Int = 1) -> String {
         let layout2 = profileLayout == 2
         return F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
@@ -157,23 +162,31 @@ enum Version3Fixtures {
         return sections.map { F.varint($0.count / 2) }.joined() + sections.joined()
     }
 
-    /// Version 6 lays the state out as version 3 did, but for the config (layout 3, the same bytes
-    /// as layout 2 without the App Store) and the profiles (layout 2) in the head.
+    /// Version 7 lays the state out as version 3 did, but for the config (layout 4) and the
+    /// profiles (layout 2) in the head, which ends with the outbox.
     @Test func aSmallStateWritesTheseBytes() throws {
-        let golden = "06" + Self.sectionsHex(head: Self.headVersion5)
+        let golden = "07" + Self.sectionsHex(head: Self.headVersion7)
         let written = Hex.encode(StateCoding.encode(F.state))
         #expect(written == golden, "\(written)")
         for (index, section) in StateCoding.sectionBytes(of: F.state).enumerated() {
-            #expect(Hex.encode(section) == [Self.headVersion5, Self.events, Self.book, Self.ledger][index], "section \(index)")
+            #expect(Hex.encode(section) == [Self.headVersion7, Self.events, Self.book, Self.ledger][index], "section \(index)")
         }
         #expect(try F.decodeBothWays(try #require(Hex.decode(golden))) == F.state)
         #expect(try F.decodeBothWays(try #require(Hex.decode("04" + Self.sectionsHex(head: Self.headVersion4)))) == F.state)
     }
 
+    /// Version 6: the config in layout 3, no outbox; it reads with an empty one.
+    @Test func theVersion6BodyStillReads() throws {
+        let decoded = try F.decodeBothWays(try #require(Hex.decode("06" + Self.sectionsHex(head: Self.headVersion5))))
+        #expect(decoded == F.state)
+        #expect(decoded.outbox == Outbox())
+        #expect(Hex.encode(StateCoding.encode(decoded)) == "07" + Self.sectionsHex(head: Self.headVersion7))
+    }
+
     @Test func theVersion4BodyStillReads() throws {
         let decoded = try F.decodeBothWays(try #require(Hex.decode("04" + Self.sectionsHex(head: Self.headVersion4))))
         #expect(decoded == F.state)
-        #expect(Hex.encode(StateCoding.encode(decoded)) == "06" + Self.sectionsHex(head: Self.headVersion5))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == "07" + Self.sectionsHex(head: Self.headVersion7))
     }
 
     @Test func theVersion3BodyStillReads() throws {
@@ -190,7 +203,7 @@ enum Version3Fixtures {
         let types: [EventType] = [
             .initialPurchase, .renewal, .productChange, .cancellation, .uncancellation, .billingIssue, .expiration,
             .nonRenewingPurchase, .refund, .refundReversed, .transfer, .subscriberAlias, .purchaseRedeemed,
-            .virtualCurrencyTransaction, .promotionalGrant, .promotionalRevoke,
+            .virtualCurrencyTransaction, .promotionalGrant, .promotionalRevoke, .test,
         ]
         #expect(types.count == EventType.allCases.count)
         for (place, type) in types.enumerated() {
@@ -382,7 +395,7 @@ enum Version3Fixtures {
     }
 
     @Test func unknownTypeCodesAndFlagsAreRefused() {
-        for code in ["00", "11", "ff"] {
+        for code in ["00", "12", "ff"] {
             #expect(throws: ByteReaderError.self, "\(code)") {
                 try F.decodeBothWays(Self.events(1, details: "00", "00" + code + "02" + "00" + "00" + "01"))
             }

@@ -28,13 +28,20 @@ enum Version5Fixtures {
         return state
     }
 
-    /// Section 0 of `state` in state version 5.
-    static let head = F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
+    /// Section 0 of `state` in state versions 5 and 6.
+    static let head = head(outbound: "", outbox: "")
+
+    /// Section 0 of `state` in state version 7: no webhooks and no OneSignal after the limits,
+    /// an empty outbox at the end.
+    static let headVersion7 = head(outbound: "00" + "00", outbox: "00" + "00")
+
+    static func head(outbound: String, outbox: String) -> String {
+        F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
         + "01" + "01"  // key generations
         // The config: entitlements, products, currencies, offerings, login, restore, grace, test
         // store, App Store, limits.
         + "01" + F.str("pro") + "00" + "01" + F.str("C") + F.str("C") + "00" + F.str("alias") + F.str("transfer") + "00" + "00" + "00"
-        + "d00f"
+        + "d00f" + outbound
         + "05" + "01"  // sequence 5, config cursor 1
         // One profile: A, "al", token (1, 2), its install id, B its alias, B's install id merged
         // into it, two attributes by key ($email set at 4 ms came with B, plan at 1 ms), created at
@@ -45,6 +52,8 @@ enum Version5Fixtures {
         + "02" + F.str("$email") + F.str("b@x.io") + "08" + F.str("plan") + F.str("gold") + "02"
         + "04" + "0a" + "05" + "02" + "02" + "02" + "05"
         + "01" + "0300000000000000" + "0400000000000000" + F.profileAHex  // B's token (3, 4) resolves to A
+        + outbox
+    }
 }
 
 /// The exact bytes of what state version 5 changed, and what the versions before it still mean.
@@ -53,17 +62,22 @@ enum Version5Fixtures {
     typealias F = Version3Fixtures
     typealias V = Version5Fixtures
 
-    @Test func aVersion5BodyStillReads() throws {
-        var body = StateCoding.encode(V.state)
-        body[0] = 5
-        #expect(try F.decodeBothWays(body) == V.state, "version 5's head is version 6's for a config without the App Store")
+    /// Version 5's head is version 6's for a config without the App Store.
+    @Test func version5And6BodiesStillRead() throws {
+        var sections = StateCoding.sectionBytes(of: V.state)
+        sections[0] = try #require(Hex.decode(V.head))
+        var body = StateCoding.body(sections: sections)
+        for version: UInt8 in [5, 6] {
+            body[0] = version
+            #expect(try F.decodeBothWays(body) == V.state, "version \(version)")
+        }
     }
 
     @Test func theHeadHoldsInstallIDsAttributeTimesAndTheAttributesCursor() throws {
         let sections = StateCoding.sectionBytes(of: V.state)
-        #expect(Hex.encode(sections[0]) == V.head, "\(Hex.encode(sections[0]))")
+        #expect(Hex.encode(sections[0]) == V.headVersion7, "\(Hex.encode(sections[0]))")
         let body = StateCoding.encode(V.state)
-        #expect(body.first == 6, "written as the newest version, whose head is laid out as version 5's for a config without the App Store")
+        #expect(body.first == 7, "written as the newest version, whose head lays the profiles out as version 5's")
         let decoded = try F.decodeBothWays(body)
         #expect(decoded == V.state)
         #expect(StateCoding.encode(decoded) == body)
@@ -88,14 +102,14 @@ enum Version5Fixtures {
         #expect(alice.lastSeenMs == 3)
         #expect(alice.installID == nil && alice.mergedInstallIDs.isEmpty && alice.attributesCursor == 0)
         #expect(decoded.profiles.profile(F.profileB)?.id == F.profileA)
-        // Written again it is version 5, and reads back the same.
+        // Written again it is the newest version, and reads back the same.
         #expect(try F.decodeBothWays(StateCoding.encode(decoded)) == decoded)
     }
 
     @Test func anInstallIDHeldTwiceIsRefused() throws {
-        let twice = V.head.replacing("01" + F.profileBHex + "01" + V.installBHex,
+        let twice = V.headVersion7.replacing("01" + F.profileBHex + "01" + V.installBHex,
                                                 with: "01" + F.profileBHex + "01" + V.installAHex)
-        try #require(twice != V.head)
+        try #require(twice != V.headVersion7)
         var sections = StateCoding.sectionBytes(of: V.state)
         sections[0] = try #require(Hex.decode(twice))
         #expect(throws: ByteReaderError.self) { try F.decodeBothWays(StateCoding.body(sections: sections)) }

@@ -23,9 +23,11 @@ extension ByteReader {
 /// the record or state around it implies: change tag 1 and state versions 1–3 hold version 1,
 /// change tag 17 and state versions 4 and 5 hold version 2, which added each offering's
 /// description and metadata and the project's limits; change tag 20 and state version 6 hold
-/// version 3, which added the App Store's In-App Purchase key. Only the newest is written.
+/// version 3, which added the App Store's In-App Purchase key; change tag 21 and state version 7
+/// hold version 4, which added the webhooks and the OneSignal integration. Only the newest is
+/// written.
 enum ConfigCoding {
-    static let version: UInt64 = 3
+    static let version: UInt64 = 4
 
     static func write(_ config: ProjectConfig, into writer: inout ByteWriter) {
         writer.writeArray(config.entitlements) { $0.writeString($1.id) }
@@ -70,9 +72,35 @@ enum ConfigCoding {
             }
         }
         writer.writeVarInt(config.limits.sdkCreatesPerSecond)
+        writeOutbound(config, into: &writer)
     }
 
-    /// Reads a config laid out as `version` (1 to 3).
+    /// Layout 4's webhooks and OneSignal settings, with their secrets: a project's config always
+    /// holds them (a `config.put` that leaves one out keeps the stored one or gets a new one).
+    private static func writeOutbound(_ config: ProjectConfig, into writer: inout ByteWriter) {
+        writer.writeArray(config.webhooks) { writer, webhook in
+            guard let secret = webhook.secret else { preconditionFailure("a project's config holds each webhook's secret") }
+            writer.writeString(webhook.id)
+            writer.writeString(webhook.url)
+            writer.writeString(secret)
+            writer.writeOptional(webhook.previousSecret) { $0.writeString($1) }
+            writer.writeOptional(webhook.authorization) { $0.writeString($1) }
+            writer.writeOptional(webhook.events) { writer, events in writer.writeArray(events) { $0.writeString($1) } }
+        }
+        writer.writeOptional(config.integrations.oneSignal) { writer, oneSignal in
+            guard let apiKey = oneSignal.apiKey else { preconditionFailure("a project's config holds OneSignal's API key") }
+            writer.writeString(oneSignal.appID)
+            writer.writeString(apiKey)
+            writer.writeOptional(oneSignal.url) { $0.writeString($1) }
+            writer.writeArray(oneSignal.notifications) { writer, notification in
+                writer.writeEnum(notification.type)
+                writer.writeString(notification.title)
+                writer.writeString(notification.message)
+            }
+        }
+    }
+
+    /// Reads a config laid out as `version` (1 to 4).
     static func read(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> ProjectConfig {
         precondition((1...Self.version).contains(version), "a config version the caller vouched for")
         var config = ProjectConfig()
@@ -102,7 +130,29 @@ enum ConfigCoding {
             try readAppStore(&reader, version: version)
         }
         if version >= 2 { config.limits.sdkCreatesPerSecond = try reader.readVarInt() }
+        if version >= 4 { try readOutbound(&reader, into: &config) }
         return config
+    }
+
+    private static func readOutbound(_ reader: inout ByteReader, into config: inout ProjectConfig) throws(ByteReaderError) {
+        config.webhooks = try reader.readArray { reader throws(ByteReaderError) in
+            WebhookSettings(
+                id: try reader.readString(), url: try reader.readString(), secret: try reader.readString(),
+                previousSecret: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() },
+                authorization: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() },
+                events: try reader.readOptional { reader throws(ByteReaderError) in
+                    try reader.readArray { reader throws(ByteReaderError) in try reader.readString() }
+                })
+        }
+        config.integrations.oneSignal = try reader.readOptional { reader throws(ByteReaderError) in
+            OneSignalSettings(
+                appID: try reader.readString(), apiKey: try reader.readString(),
+                url: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() },
+                notifications: try reader.readArray { reader throws(ByteReaderError) in
+                    OneSignalNotification(type: try reader.readEnum(EventType.self), title: try reader.readString(),
+                                          message: try reader.readString())
+                })
+        }
     }
 
     private static func readAppStore(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> AppStoreSettings {

@@ -30,8 +30,14 @@ enum ChangeCoding {
         case profileCreated = 18
         /// Attribute updates, each with its time when the client gave one.
         case attributesUpdated = 19
-        /// A config of layout version 3 (``ConfigCoding``).
-        case configReplaced = 20
+        /// A config of layout version 3: read, no longer written.
+        case configReplacedVersion3 = 20
+        /// A config of layout version 4 (``ConfigCoding``).
+        case configReplaced = 21
+        /// How attempts at deliveries ended (``OutboxCoding``).
+        case deliveriesSettled = 22
+        /// Events owed to a target again (`webhook.replay`).
+        case deliveriesQueued = 23
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -118,8 +124,13 @@ enum ChangeCoding {
             CurrencyCoding.write(grant, into: &writer)
         case .idempotencyRecorded(let key, let record):
             writeIdempotencyRecorded(key, record, into: &writer)
-        case .deliveriesSettled, .deliveriesQueued:
-            preconditionFailure("the outbox's changes are not coded yet (issue 20, under way)")
+        case .deliveriesSettled(let outcomes):
+            writer.writeUInt8(Tag.deliveriesSettled.rawValue)
+            writer.writeArray(outcomes) { OutboxCoding.writeOutcome($1, into: &$0) }
+        case .deliveriesQueued(let target, let keys):
+            writer.writeUInt8(Tag.deliveriesQueued.rawValue)
+            OutboxCoding.writeTarget(target, into: &writer)
+            writer.writeArray(keys) { OutboxCoding.writeKey($1, into: &$0) }
         }
     }
 
@@ -144,6 +155,8 @@ enum ChangeCoding {
             return .configReplaced(try ConfigCoding.read(&reader, version: 1))
         case .configReplacedVersion2:
             return .configReplaced(try ConfigCoding.read(&reader, version: 2))
+        case .configReplacedVersion3:
+            return .configReplaced(try ConfigCoding.read(&reader, version: 3))
         case .configReplaced:
             return .configReplaced(try ConfigCoding.read(&reader, version: ConfigCoding.version))
         case .keyRotated:
@@ -182,6 +195,11 @@ enum ChangeCoding {
             return .termGrantStored(try CurrencyCoding.readGrant(&reader))
         case .idempotencyRecorded:
             return .idempotencyRecorded(try reader.readString(), try CurrencyCoding.readRecord(&reader))
+        case .deliveriesSettled:
+            return .deliveriesSettled(try reader.readArray { reader throws(ByteReaderError) in try OutboxCoding.readOutcome(&reader) })
+        case .deliveriesQueued:
+            let target = try OutboxCoding.readTarget(&reader)
+            return .deliveriesQueued(target, try reader.readArray { reader throws(ByteReaderError) in try OutboxCoding.readKey(&reader) })
         }
     }
 }

@@ -93,7 +93,7 @@ enum RuntimeRecord: Equatable {
 /// "Project state").
 ///
 /// Versions 3 and later lay the state out in four sections, each preceded in the body by its length:
-/// the head (names, keys, config, profiles, alias tokens), the events, the purchase book and the
+/// the head (names, keys, config, profiles, alias tokens, outbox), the events, the purchase book and the
 /// currency ledger. Each is independent of the others, so a big state encodes them side by side
 /// and a big body decodes them side by side; either way the bytes are the same.
 enum StateCoding {
@@ -102,8 +102,9 @@ enum StateCoding {
     /// version 3 the section lengths and the compact events (``EventLogCoding``); version 4 the
     /// config's layout version 2 in the head (``ConfigCoding``); version 5 the profiles' layout 2
     /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``); version 6 the
-    /// config's layout version 3. Older versions are still read.
-    static let version: UInt64 = 6
+    /// config's layout version 3; version 7 the config's layout version 4 and the outbox at the
+    /// end of the head (``OutboxCoding``). Older versions are still read.
+    static let version: UInt64 = 7
 
     /// The first version laid out in sections.
     static let sectionedVersion: UInt64 = 3
@@ -168,6 +169,7 @@ enum StateCoding {
             ProfileCoding.writeToken(entry.token, into: &writer)
             ProfileCoding.writeID(entry.owner, into: &writer)
         }
+        OutboxCoding.write(state.outbox, into: &writer)
     }
 
     /// What section 0 holds.
@@ -181,6 +183,7 @@ enum StateCoding {
         var sequence: UInt64
         var configCursor: UInt64
         var profiles: ProfileDirectory
+        var outbox: Outbox
     }
 
     private static func readHead(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> Head {
@@ -192,7 +195,7 @@ enum StateCoding {
         let createdMs = try reader.readVarInt()
         let keys = KeyDigests(publicKey: try DigestCoding.read(&reader), secretKey: try DigestCoding.read(&reader))
         let generations: [KeyKind: UInt64] = [.public: try reader.readVarUInt(), .secret: try reader.readVarUInt()]
-        let config = try ConfigCoding.read(&reader, version: version >= 6 ? 3 : version >= 4 ? 2 : 1)
+        let config = try ConfigCoding.read(&reader, version: configLayout(stateVersion: version))
         let sequence = try reader.readVarUInt()
         let configCursor = try reader.readVarUInt()
         let profilesOffset = reader.offset
@@ -210,8 +213,19 @@ enum StateCoding {
         guard let profiles = ProfileDirectory(profiles: profileList, aliasTokens: aliasTokens) else {
             throw ByteReaderError.invalid("profiles sharing an id, a customer user id, a token or an install id", at: profilesOffset)
         }
+        let outbox = version >= 7 ? try OutboxCoding.read(&reader) : Outbox()
         return Head(id: id, name: name, createdMs: createdMs, keys: keys, generations: generations, config: config,
-                    sequence: sequence, configCursor: configCursor, profiles: profiles)
+                    sequence: sequence, configCursor: configCursor, profiles: profiles, outbox: outbox)
+    }
+
+    /// The config layout a head of state version `version` holds.
+    private static func configLayout(stateVersion version: UInt64) -> UInt64 {
+        switch version {
+        case 7...: 4
+        case 6: 3
+        case 4, 5: 2
+        default: 1
+        }
     }
 
     private static func state(_ head: Head, _ events: EventLog, _ purchases: PurchaseBook, _ currencies: CurrencyLedger)
@@ -219,7 +233,7 @@ enum StateCoding {
     {
         ProjectState(id: head.id, name: head.name, createdMs: head.createdMs, keys: head.keys, keyGenerations: head.generations,
                      config: head.config, sequence: head.sequence, configCursor: head.configCursor,
-                     profiles: head.profiles, events: events, purchases: purchases, currencies: currencies)
+                     profiles: head.profiles, events: events, purchases: purchases, currencies: currencies, outbox: head.outbox)
     }
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
