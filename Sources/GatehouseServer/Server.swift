@@ -175,6 +175,8 @@ public final class Server: Sendable {
             }
             first.loop.scheduleRepeating(every: .seconds(1)) { core.stats.sample() }
         }
+        let engine = self.engine
+        Task { await core.deliverer.start(engine: engine) }
     }
 
     /// Stops accepting, answers what is in flight, closes every connection, stops the loops.
@@ -210,7 +212,9 @@ public final class Server: Sendable {
         for serverLoop in loops {
             serverLoop.loop.waitUntilStopped()
         }
-        // Ops still waiting on Apple fail now rather than write after the engine has closed.
+        // Deliveries under way stop unlogged (they go again after a restart), and ops still
+        // waiting on Apple fail now, rather than write after the engine has closed.
+        await core.deliverer.close(engine: engine)
         await core.outbound.close()
         await engine.close()
         dataLock.release()

@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     let outbound: OutboundHTTPClient
     /// What a restore asks Apple with (DESIGN.md, "Asking Apple").
     let appStoreAPI: AppStoreAPIClients
+    /// Every project's outbox, delivered off the actors (DESIGN.md, "Outbound delivery").
+    let deliverer: Deliverer
     /// Each project's way in for project ops (``ProjectLane``).
     let lanes: ProjectLanes
     /// Bytes every connection holds buffered (``ServerConfiguration/bufferedBytesMax``), kept up
@@ -48,6 +50,9 @@ final class ServerCore: Sendable {
         let outbound = OutboundHTTPClient()
         self.outbound = outbound
         self.appStoreAPI = AppStoreAPIClients(http: outbound, configuration: configuration, logger: logger)
+        let transport = OutboundDeliveryTransport(client: outbound, allowsPrivate: configuration.outboundAllowPrivate,
+                                                  timeout: configuration.outboundTimeout)
+        self.deliverer = Deliverer(transport: transport, clock: engine.registry.clock, random: engine.registry.randomSource)
     }
 
     var registry: Registry { engine.registry }

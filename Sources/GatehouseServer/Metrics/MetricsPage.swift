@@ -18,6 +18,7 @@ extension ServerCore {
         writeStorage(into: &text)
         text.gauge("gatehouse_projects", help: "Projects on this server.", [([], Double(registry.projectCount))])
         text.gauge("gatehouse_profiles", help: "Profiles in every project.", [([], Double(registry.profileCount))])
+        deliverer.meter.write(into: &text, figures: registry.allProjects().map(\.published.outboxFigures))
         text.gauge("gatehouse_read_only", help: "1 while the server refuses writes (the disk is full or the log failed).", [
             ([], engine.log.isReadOnly ? 1 : 0),
         ])
