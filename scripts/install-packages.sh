@@ -6,6 +6,7 @@
 #   util-linux: prlimit, for the test of a server out of file descriptors.
 #   haproxy, openssl, curl: the test of TLS terminated in front of the HTTP listener.
 #   prometheus_client (Python): the real parser the /metrics tests read the metrics with.
+#   standardwebhooks (Python): the specification's own verifier of the webhook signature tests.
 set -euo pipefail
 
 need=()
@@ -17,6 +18,10 @@ python3 -c "import prometheus_client" >/dev/null 2>&1 || python_module=false
 if ! $python_module && ! python3 -m pip --version >/dev/null 2>&1; then
     need+=(python3-prometheus-client)
 fi
+# standardwebhooks has no Debian package: pip installs it.
+if ! python3 -c "import standardwebhooks" >/dev/null 2>&1 && ! python3 -m pip --version >/dev/null 2>&1; then
+    need+=(python3-pip)
+fi
 if [ ${#need[@]} -gt 0 ]; then
     echo "install-packages: ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -26,4 +31,8 @@ fi
 if ! python3 -c "import prometheus_client" >/dev/null 2>&1; then
     echo "install-packages: prometheus_client (pip)"
     python3 -m pip install -q --disable-pip-version-check prometheus_client
+fi
+if ! python3 -c "import standardwebhooks" >/dev/null 2>&1; then
+    echo "install-packages: standardwebhooks (pip)"
+    python3 -m pip install -q --disable-pip-version-check standardwebhooks
 fi
