@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(
             name: "GatehouseOutbound",
-            dependencies: ["GatehouseAppStore", "GatehouseHTTP", "GatehouseWire", "GatehouseBase", "CCurl"]
+            dependencies: ["GatehouseAppStore", "GatehouseHTTP", "GatehouseWire", "GatehouseCore", "GatehouseBase", "CCurl"]
         ),
         .target(
             name: "GatehouseServer",

@@ -55,3 +55,20 @@ static inline int ccurl_message_is_done(const CURLMsg *message) {
 static inline CURLcode ccurl_message_result(const CURLMsg *message) {
     return message->data.result;
 }
+
+/// CURLOPT_OPENSOCKETFUNCTION's callback: it makes the socket libcurl connects, and so sees
+/// every address a transfer is about to connect to.
+typedef curl_socket_t (*ccurl_opensocket_callback)(void *context, curlsocktype purpose, struct curl_sockaddr *address);
+
+static inline CURLcode ccurl_easy_setopt_opensocket(CURL *easy, ccurl_opensocket_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+
+static inline curl_socket_t ccurl_socket_bad(void) {
+    return CURL_SOCKET_BAD;
+}
+
+/// The address in a curl_sockaddr, as long as `addrlen` says (a sockaddr_in or sockaddr_in6).
+static inline const struct sockaddr *ccurl_sockaddr_address(const struct curl_sockaddr *address) {
+    return &address->addr;
+}

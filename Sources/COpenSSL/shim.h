@@ -1,5 +1,6 @@
 #pragma once
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/asn1.h>

@@ -1,3 +1,5 @@
+import GatehouseBase
+
 /// Apple's root certificate for App Store signed data.
 enum AppleRootCertificates {
     /// Apple Root CA - G3 (ECC P-384, 2014-04-30 → 2039-04-30) in DER, as published at

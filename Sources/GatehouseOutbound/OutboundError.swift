@@ -15,6 +15,8 @@ public struct OutboundError: Error, Sendable, CustomStringConvertible {
         case responseTooLarge = "response_too_large"
         /// The request cannot be sent (a bad URL, a header with a line break).
         case invalidRequest = "invalid_request"
+        /// Every address the host resolved to was one the request's address policy refuses.
+        case addressRefused = "address_refused"
         /// Any other failure of the transfer.
         case transport
         /// The client was closed before the request was answered.
@@ -28,11 +30,14 @@ public struct OutboundError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The answer, for ``Code/httpStatus``.
     public var response: OutboundResponse?
+    /// How long the attempt ran before it failed, when one had started (a monotonic clock).
+    public var elapsed: Duration?
 
-    public init(code: Code, message: String, response: OutboundResponse? = nil) {
+    public init(code: Code, message: String, response: OutboundResponse? = nil, elapsed: Duration? = nil) {
         self.code = code
         self.message = message
         self.response = response
+        self.elapsed = elapsed
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -42,14 +47,16 @@ public struct OutboundError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .cannotConnect, .timedOut, .connectionLost, .transport: true
         case .httpStatus: response.map { RetryPolicy.isRetryableStatus($0.status) } ?? false
-        case .tls, .responseTooLarge, .invalidRequest, .closed, .cancelled: false
+        case .tls, .responseTooLarge, .invalidRequest, .addressRefused, .closed, .cancelled: false
         }
     }
 
     /// The error for an answer whose status the caller does not take, with the start of its
     /// body (printable ASCII only: a body is not trusted to be text).
     public static func httpStatus(_ response: OutboundResponse) -> OutboundError {
-        OutboundError(code: .httpStatus, message: "HTTP \(response.status)\(excerpt(response.body))", response: response)
+        OutboundError(
+            code: .httpStatus, message: "HTTP \(response.status)\(excerpt(response.body))", response: response,
+            elapsed: response.elapsed)
     }
 
     static let excerptBytesMax = 200

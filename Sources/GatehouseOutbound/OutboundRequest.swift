@@ -18,11 +18,31 @@ public struct OutboundRequest: Sendable {
     /// How long the whole exchange may take, connecting included.
     public var timeout: Duration
     public var responseBytesMax: Int
+    /// Whether a body longer than `responseBytesMax` is cut there, the answer keeping its status
+    /// and the first `responseBytesMax` bytes, rather than failing as
+    /// ``OutboundError/Code/responseTooLarge``: for answers read only for their status.
+    public var discardsLongBodies: Bool
+    /// The URL schemes the request may use, of `http` and `https`. Redirects are never followed.
+    public var schemes: [String]
+    /// Which addresses the connection may go to, checked on each address libcurl connects to.
+    public var addressPolicy: AddressPolicy
+
+    /// Which peers a request may connect to.
+    public enum AddressPolicy: Sendable, Equatable {
+        /// Any address the name resolves to.
+        case any
+        /// Public addresses only: a loopback, private, link-local, multicast, unspecified or
+        /// broadcast address is ``OutboundError/Code/addressRefused`` (the targets an operator's
+        /// users name, which must not reach into the server's own network). Proxies from the
+        /// environment are not used, since the address connected to would then be the proxy's.
+        case publicOnly
+    }
 
     public init(
         method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         connectTimeout: Duration = .seconds(5), timeout: Duration = .seconds(15),
-        responseBytesMax: Int = OutboundRequest.defaultResponseBytesMax
+        responseBytesMax: Int = OutboundRequest.defaultResponseBytesMax, discardsLongBodies: Bool = false,
+        schemes: [String] = ["http", "https"], addressPolicy: AddressPolicy = .any
     ) {
         self.method = method
         self.url = url
@@ -31,6 +51,9 @@ public struct OutboundRequest: Sendable {
         self.connectTimeout = connectTimeout
         self.timeout = timeout
         self.responseBytesMax = responseBytesMax
+        self.discardsLongBodies = discardsLongBodies
+        self.schemes = schemes
+        self.addressPolicy = addressPolicy
     }
 
     /// Why the request cannot be sent as it is, or `nil`: a line break in a header would end it
@@ -46,6 +69,9 @@ public struct OutboundRequest: Sendable {
         }
         if timeout <= .zero || connectTimeout <= .zero { return "timeouts must be positive" }
         if responseBytesMax < 0 { return "responseBytesMax is negative" }
+        if schemes.isEmpty || schemes.contains(where: { $0 != "http" && $0 != "https" }) {
+            return "schemes must be some of http and https"
+        }
         return nil
     }
 

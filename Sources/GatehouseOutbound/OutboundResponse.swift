@@ -6,11 +6,14 @@ public struct OutboundResponse: Sendable {
     /// The header fields of the final response (not those of a `100 Continue` before it).
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// How long the exchange took, from the transfer's start to its end (a monotonic clock).
+    public var elapsed: Duration
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], elapsed: Duration = .zero) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.elapsed = elapsed
     }
 
     /// 2xx.

@@ -1,3 +1,5 @@
+import GatehouseBase
+
 /// Reads the DER blocks out of PEM text: every `-----BEGIN <label>-----` block, wherever it is
 /// (files written by `openssl x509 -text` carry a text dump before the block).
 enum PEM {

@@ -1,3 +1,4 @@
+import GatehouseBase
 import GatehouseWire
 
 /// A JWS in compact serialization, split and decoded but not yet trusted: the checks of the

@@ -1,4 +1,5 @@
 import COpenSSL
+import GatehouseBase
 import GatehouseWire
 
 /// A P-256 private key in libcrypto, freed with the last reference: an App Store Server API

@@ -1,5 +1,6 @@
 public import GatehouseWire
 import COpenSSL
+import GatehouseBase
 
 /// A freshly generated three-level certificate chain shaped like Apple's, and a signer that
 /// turns any JSON payload into a JWS the way the App Store does. For tests only: trust

@@ -1,6 +1,9 @@
 import CCurl
 import GatehouseBase
 import GatehouseHTTP
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One request on a libcurl easy handle, from its setup to its answer. Confined to the client's
 /// curl thread: made, driven and finished there.
@@ -11,10 +14,15 @@ final class CurlTransfer {
     let easy: UnsafeMutableRawPointer
     private let completion: Completion
     private let responseBytesMax: Int
+    private let discardsLongBodies: Bool
+    private let addressPolicy: OutboundRequest.AddressPolicy
+    private let started = ContinuousClock.now
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var body: [UInt8] = []
     private var exceededBytesMax = false
+    /// The class of the last address the policy refused, if any.
+    private var refusedAddress: AddressClass?
     private var isFinished = false
 
     /// A transfer set up for `request`; `nil` when it cannot be, after answering why.
@@ -40,6 +48,8 @@ final class CurlTransfer {
         self.easy = easy
         self.completion = completion
         self.responseBytesMax = request.responseBytesMax
+        self.discardsLongBodies = request.discardsLongBodies
+        self.addressPolicy = request.addressPolicy
         let size = ccurl_error_size()
         self.errorBuffer = .allocate(capacity: size)
         errorBuffer.initialize(repeating: 0, count: size)
@@ -64,11 +74,26 @@ final class CurlTransfer {
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "error buffer")
         check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "nosignal")
         check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url), "url")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
+        let schemes = request.schemes.joined(separator: ",")
+        check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, schemes), "protocols")
+        // Redirects are not followed (libcurl's default); were one ever followed, it would keep to the same schemes.
+        check(ccurl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, schemes), "redirect protocols")
+        check(ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "no redirects")
+        // libcurl's defaults, said again so that no later option can loosen them unseen.
+        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify peer")
+        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify host")
         check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)), "connect timeout")
         check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)), "timeout")
-        // Refused before the body comes when Content-Length already says it is too long.
-        check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.responseBytesMax)), "size limit")
+        if !request.discardsLongBodies {
+            // Refused before the body comes when Content-Length already says it is too long.
+            check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.responseBytesMax)), "size limit")
+        }
+        if request.addressPolicy == .publicOnly {
+            check(ccurl_easy_setopt_opensocket(easy, curlTransferOpenSocket), "open socket function")
+            check(ccurl_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, Unmanaged.passUnretained(self).toOpaque()), "open socket data")
+            // The environment's proxy would be the address connected to, and it would resolve the name itself.
+            check(ccurl_easy_setopt_string(easy, CURLOPT_PROXY, ""), "no proxy")
+        }
         check(ccurl_easy_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlTransferReceive), "write function")
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()), "write data")
         check(setMethod(request), "method")
@@ -117,11 +142,41 @@ final class CurlTransfer {
     /// Takes a piece of the body; answering less than `count` makes libcurl stop the transfer.
     fileprivate func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard body.count + bytes.count <= responseBytesMax else {
+            if discardsLongBodies { body.append(contentsOf: bytes.prefix(responseBytesMax - body.count)) }
             exceededBytesMax = true
             return 0
         }
         body.append(contentsOf: bytes)
         return bytes.count
+    }
+
+    /// Makes the socket for a connection to `address`, or refuses one the policy does not allow.
+    fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        let peer = address.pointee
+        if addressPolicy == .publicOnly {
+            // A family that is neither IPv4 nor IPv6 is not a public address either.
+            let kind = Self.addressClass(ccurl_sockaddr_address(address), family: peer.family, length: Int(peer.addrlen))
+            guard let kind, kind.isPublic else {
+                refusedAddress = kind ?? .unspecified
+                return ccurl_socket_bad()
+            }
+        }
+        return socket(peer.family, peer.socktype | Int32(SOCK_CLOEXEC.rawValue), peer.protocol)
+    }
+
+    /// The class of an IPv4 or IPv6 socket address; `nil` for any other family.
+    private static func addressClass(_ address: UnsafePointer<sockaddr>, family: Int32, length: Int) -> AddressClass? {
+        let raw = UnsafeRawPointer(address)
+        switch family {
+        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
+            let ipv4 = raw.load(as: sockaddr_in.self).sin_addr
+            return withUnsafeBytes(of: ipv4) { AddressClass.of(Array($0)) }
+        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
+            let ipv6 = raw.loadUnaligned(as: sockaddr_in6.self).sin6_addr
+            return withUnsafeBytes(of: ipv6) { AddressClass.of(Array($0)) }
+        default:
+            return nil
+        }
     }
 
     // MARK: Finishing
@@ -139,10 +194,17 @@ final class CurlTransfer {
     }
 
     private func result(of code: CURLcode) -> Result<OutboundResponse, OutboundError> {
-        guard code == CURLE_OK else { return .failure(error(for: code)) }
+        let elapsed = ContinuousClock.now - started
+        // A long body cut on purpose: the write callback stopped the transfer after the headers.
+        let cut = code == CURLE_WRITE_ERROR && exceededBytesMax && discardsLongBodies
+        guard code == CURLE_OK || cut else {
+            var failure = error(for: code)
+            failure.elapsed = elapsed
+            return .failure(failure)
+        }
         var status = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        return .success(OutboundResponse(status: status, headers: responseHeaders(), body: body))
+        return .success(OutboundResponse(status: status, headers: responseHeaders(), body: body, elapsed: elapsed))
     }
 
     private func responseHeaders() -> HTTPHeaders {
@@ -159,6 +221,10 @@ final class CurlTransfer {
         let detail = errorBuffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: errorBuffer)
         if exceededBytesMax || code == CURLE_FILESIZE_EXCEEDED {
             return OutboundError(code: .responseTooLarge, message: "response body over \(responseBytesMax) bytes")
+        }
+        if let refusedAddress, code == CURLE_COULDNT_CONNECT {
+            // The class, never the address or the URL: the message reaches logs and the deliveries' list.
+            return OutboundError(code: .addressRefused, message: "the host's address is \(refusedAddress.rawValue), not public")
         }
         let kind: OutboundError.Code =
             switch code {
@@ -184,4 +250,12 @@ private func curlTransferReceive(
     guard let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receive(UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+/// libcurl's open-socket callback: `context` is the transfer, as for the write callback.
+private func curlTransferOpenSocket(
+    _ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype, _ address: UnsafeMutablePointer<curl_sockaddr>?
+) -> curl_socket_t {
+    guard let context, let address else { return ccurl_socket_bad() }
+    return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().openSocket(address)
 }

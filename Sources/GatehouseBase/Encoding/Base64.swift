@@ -1,11 +1,11 @@
-/// RFC 4648 base64 in the two alphabets signed App Store data uses: base64url for the three
-/// parts of a JWS, and the standard alphabet for the `x5c` certificates.
+/// RFC 4648 base64 in its two alphabets: base64url (the three parts of a JWS) and the standard
+/// one (the `x5c` certificates, webhook secrets and signatures).
 ///
 /// Decoding is strict about everything that could let two texts mean the same bytes: only the
 /// alphabet's characters, no whitespace, padding (optional) only at the end and only as much as
 /// the length needs, and unused trailing bits zero. A changed character always changes the bytes.
-enum Base64 {
-    enum Alphabet {
+public enum Base64 {
+    public enum Alphabet: Sendable {
         case standard
         case url
 
@@ -22,7 +22,7 @@ enum Base64 {
     private static let urlValues = values(of: .url)
 
     /// The decoded bytes, or `nil` for anything that is not canonical base64 in `alphabet`.
-    static func decode(_ text: some Collection<UInt8>, alphabet: Alphabet) -> [UInt8]? {
+    public static func decode(_ text: some Collection<UInt8>, alphabet: Alphabet) -> [UInt8]? {
         var characters = Array(text)
         var padding = 0
         while characters.last == UInt8(ascii: "=") {
@@ -53,12 +53,12 @@ enum Base64 {
     }
 
     /// The decoded bytes of a string, or `nil`.
-    static func decode(_ text: String, alphabet: Alphabet) -> [UInt8]? {
+    public static func decode(_ text: String, alphabet: Alphabet) -> [UInt8]? {
         decode(Array(text.utf8), alphabet: alphabet)
     }
 
     /// `bytes` in `alphabet`; padded with `=` to a multiple of four characters when `padded`.
-    static func encode(_ bytes: [UInt8], alphabet: Alphabet, padded: Bool) -> String {
+    public static func encode(_ bytes: [UInt8], alphabet: Alphabet, padded: Bool) -> String {
         let characters = alphabet.characters
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import GatehouseAppStore
+import GatehouseBase
 
 /// The base64 decoder is canonical: one text per byte string.
 @Suite struct Base64IsCanonical {
