@@ -77,14 +77,14 @@ private func withOutboxServer(_ body: (TestServer) async throws -> Void) async t
             let next = try #require(failing.int("next_attempt_ms"))
             #expect(next >= firstAt + 4_000 && next <= firstAt + 6_000, "5 s ±20 %: \(next - firstAt)")
             #expect(try await receiver.deliveries().count == 1, "nothing more before the clock moves")
+            try await receiver.checkTimestamps(asOf: next / 1000)
             o.clock.advance(byMs: next - firstAt)
-            try await receiver.checkTimestamps(asOf: o.clock.nowMs() / 1000)
             let second = try await o.status("main") { ($0.int("next_attempt_ms") ?? 0) > next }
             let third = try #require(second.int("next_attempt_ms"))
             let secondAt = o.clock.nowMs()
             #expect(third >= secondAt + 240_000 && third <= secondAt + 360_000, "5 min ±20 %: \(third - secondAt)")
+            try await receiver.checkTimestamps(asOf: third / 1000)
             o.clock.advance(byMs: third - secondAt)
-            try await receiver.checkTimestamps(asOf: o.clock.nowMs() / 1000)
             try await o.status("main") { $0.int("pending") == 0 }
             let received = try await receiver.deliveries()
             #expect(received.map(\.status) == [500, 502, 200])
@@ -190,8 +190,9 @@ private func withOutboxServer(_ body: (TestServer) async throws -> Void) async t
             _ = try await o.transact(alice.id, 1, key: "k2")
             for delay in DeliverySchedule.retryDelaysMs {
                 try await o.status("main") { $0.int("in_flight") == 0 && $0.int("failing") == 1 || $0.int("failed") == 1 }
-                o.clock.advance(byMs: Int64(Double(delay) * 1.21))
-                try await receiver.checkTimestamps(asOf: o.clock.nowMs() / 1000)
+                let move = Int64(Double(delay) * 1.21)
+                try await receiver.checkTimestamps(asOf: (o.clock.nowMs() + move) / 1000)
+                o.clock.advance(byMs: move)
             }
             let failed = try await o.status("main") { $0.int("failed") == 1 }
             #expect(failed.int("failed") == 1 && failed.int("pending") == 0, "\(failed)")
@@ -210,6 +211,7 @@ private func withOutboxServer(_ body: (TestServer) async throws -> Void) async t
             let o = try await O.make(server)
             let receiver = try await WebhookReceiver.start(secrets: [O.secret])
             defer { Task { await receiver.stop() } }
+            try await o.configure([])
             let alice = try await o.store.create("alice")
             for n in 0..<5 { _ = try await o.transact(alice.id, 1, key: "old\(n)") }
             try await o.configure([O.webhook("late", receiver.url)])
@@ -239,22 +241,20 @@ private func withOutboxServer(_ body: (TestServer) async throws -> Void) async t
     }
 
     @Test func pendingDeliveriesAndTheirScheduleSurviveARestart() async throws {
-        let directory = try TemporaryDirectory()
         let receiver = try await WebhookReceiver.start(secrets: [O.secret])
         defer { Task { await receiver.stop() } }
         let configure: (inout ServerConfiguration) -> Void = {
             $0.testClock = true
             $0.outboundAllowPrivate = true
         }
-        let server = try await TestServer.start(dataDirectory: directory, configure)
+        let server = try await TestServer.start(configure)
         let o = try await O.make(server)
         try await receiver.script(answers: [.init(status: 500)], default: .ok)
         try await o.configure([O.webhook("main", receiver.url)])
         let alice = try await o.store.create("alice")
         _ = try await o.transact(alice.id, 1, key: "k1")
         let before = try await o.status("main") { $0.int("failing") == 1 }
-        await server.stop()
-        let restarted = try await TestServer.start(dataDirectory: directory, configure)
+        let restarted = try await server.restart(configure)
         let store = try await o.store.reconnected(to: restarted)
         let after = try await OutboxFixture(store: store, clock: try #require(restarted.server.engine.registry.clock as? ManualServerClock))
             .status("main")

@@ -171,17 +171,18 @@ extension OutboxCoding {
     }
 
     private static func readEndpoint(_ reader: inout ByteReader) throws(ByteReaderError) -> OutboxEndpoint {
-        var endpoint = OutboxEndpoint(
-            startCursor: try reader.readVarUInt(),
-            disabled: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
+        let startCursor = try reader.readVarUInt()
+        let disabled = try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }
+        var pending: [EventKey: PendingDelivery] = [:]
         for _ in 0..<(try reader.readCount(maximum: reader.remaining)) {
             let start = reader.offset
             let key = try readKey(&reader)
-            let pending = PendingDelivery(attempts: try readAttemptCount(&reader), nextAttemptMs: try reader.readVarInt())
-            guard endpoint.pending.updateValue(pending, forKey: key) == nil else {
+            let delivery = PendingDelivery(attempts: try readAttemptCount(&reader), nextAttemptMs: try reader.readVarInt())
+            guard pending.updateValue(delivery, forKey: key) == nil else {
                 throw ByteReaderError.invalid("pending delivery \(key) listed twice", at: start)
             }
         }
+        var endpoint = OutboxEndpoint(startCursor: startCursor, disabled: disabled, pending: pending)
         endpoint.failed = try reader.readArray { reader throws(ByteReaderError) in
             FailedDelivery(event: try readKey(&reader), atMs: try reader.readVarInt(), reason: try reader.readString(),
                            identity: try readIdentity(&reader))

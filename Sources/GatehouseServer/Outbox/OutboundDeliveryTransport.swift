@@ -1,3 +1,4 @@
+import GatehouseBase
 import GatehouseCore
 import GatehouseOutbound
 import GatehouseRuntime
@@ -16,9 +17,13 @@ struct OutboundDeliveryTransport: DeliveryTransport {
         let isWebhook: Bool
         if let webhook = delivery.webhook, let secret = webhook.secret {
             let body = WebhookEventBody.render(projectID: projectID.rawValue, event: delivery.event, identity: delivery.identity)
-            request = DeliveryRequests.webhookRequest(
-                url: webhook.url, eventID: delivery.event.id, timestampSeconds: timestampSeconds, body: body, secret: secret,
-                previousSecret: webhook.previousSecret, authorization: webhook.authorization, allowsPrivate: allowsPrivate)
+            do throws(OutboundError) {
+                request = try DeliveryRequests.webhookRequest(
+                    url: webhook.url, eventID: delivery.event.id, timestampSeconds: timestampSeconds, body: body, secret: secret,
+                    previousSecret: webhook.previousSecret, authorization: webhook.authorization, allowsPrivate: allowsPrivate)
+            } catch {
+                return AttemptReport(answer: .failure(retryAfterMs: nil), status: nil, error: error.code.rawValue, latencyMs: 0)
+            }
             isWebhook = true
         } else if let (settings, notification) = delivery.oneSignal, let apiKey = settings.apiKey {
             let body = OneSignalMessage.render(settings: settings, notification: notification, event: delivery.event,
