@@ -13,11 +13,12 @@ stop() {
 }
 trap stop EXIT
 
-# start_gatehouse SECONDS: `gatehouse serve` (fsync always) on free ports, under `timeout`; sets
-# gatehouse (its pid), HTTP and LINE (where it serves each).
+# start_gatehouse SECONDS [FLAGS…]: `gatehouse serve` (fsync always, and any further flags) on free
+# ports, under `timeout`; sets gatehouse (its pid), HTTP and LINE (where it serves each).
 start_gatehouse() {
-  timeout "$1" "$B/gatehouse" serve --data-dir "$T/data" --listen 127.0.0.1:0 --http=127.0.0.1:0 --admin-key "$KEY" \
-    --fsync always --log-level warning >"$T/serve.out" 2>"$T/serve.err" &
+  local seconds=$1; shift
+  timeout "$seconds" "$B/gatehouse" serve --data-dir "$T/data" --listen 127.0.0.1:0 --http=127.0.0.1:0 --admin-key "$KEY" \
+    --fsync always --log-level warning "$@" >"$T/serve.out" 2>"$T/serve.err" &
   gatehouse=$!
   for _ in $(seq 100); do grep -q '^http on ' "$T/serve.out" 2>/dev/null && break; sleep 0.1; done
   HTTP=$(sed -n 's/^http on \([^ ]*\).*/\1/p' "$T/serve.out")

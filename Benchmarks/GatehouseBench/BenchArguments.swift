@@ -15,6 +15,7 @@ enum BenchMode {
     case watch(WatchOptions)
     case restart(RestartBench.Options)
     case retention(RetentionBench.Options)
+    case outbox(owed: Int)
     case smoke
 }
 
@@ -47,6 +48,11 @@ enum BenchArguments {
                            notifications: try integer(parsed, "notifications", default: 0, in: 0...100_000_000),
                            merges: try integer(parsed, "merges", default: 0, in: 0...100_000_000),
                            grants: try integer(parsed, "grants", default: 0, in: 0...100_000_000))
+        }
+        if arguments.first == "outbox" {
+            let parsed = try parse(Array(arguments.dropFirst()), with: outboxParser)
+            if parsed.helpRequested { return .help(outboxParser.helpText()) }
+            return .outbox(owed: try integer(parsed, "owed", default: 1_000_000, in: 1...100_000_000))
         }
         if arguments.first == "restart" {
             return try parseRestart(Array(arguments.dropFirst()))

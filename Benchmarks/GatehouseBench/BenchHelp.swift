@@ -49,6 +49,16 @@ extension BenchArguments {
         ]
     )
 
+    static let outboxParser = ArgumentParser(
+        command: "gatehouse-bench outbox",
+        summary: """
+            What a webhook that is down costs in memory: N currency.transact credits without a
+            webhook, then N with one nothing answers, each of them owed; prints the resident bytes
+            a write adds either way. Build with -c release.
+            """,
+        options: [.value("owed", placeholder: "N", help: "writes of each kind (default 1000000)")]
+    )
+
     static let retentionParser = ArgumentParser(
         command: "gatehouse-bench retention",
         summary: """
@@ -233,6 +243,8 @@ extension BenchArguments {
                                                        (see restart --help)
               gatehouse-bench retention [options]      writes/s while the feed, keys and
                                                        histories fill, then full and aging
+              gatehouse-bench outbox [--owed N]        memory an owed event costs while a
+                                                       webhook is down
               gatehouse-bench --smoke                  what CI runs: micro briefly, then
                                                        ping, config.get, config.put,
                                                        project.create, http.healthz and

@@ -37,6 +37,8 @@ enum SmokeRun {
         if code != BenchExitCode.success { status = code }
         print("smoke: memory, 2,000 profiles, 2,000 store notifications, 2,000 merges and 1,000 grants")
         if MemoryBench.run(profiles: 2_000, notifications: 2_000, merges: 2_000, grants: 1_000) != BenchExitCode.success { status = BenchExitCode.failure }
+        print("smoke: outbox, 20,000 events owed to a webhook that is down")
+        if OutboxMemoryBench.run(owed: 20_000) != BenchExitCode.success { status = BenchExitCode.failure }
         print("smoke: restart, 2,000 profiles and 10,000 records")
         if await RestartBench.measure(.smoke) != BenchExitCode.success { status = BenchExitCode.failure }
         print("smoke: retention, small windows filled and aged")

@@ -17,6 +17,8 @@ case .success(.memory(let profiles, let notifications, let merges, let grants)):
     status = MemoryBench.run(profiles: profiles, notifications: notifications, merges: merges, grants: grants)
 case .success(.restart(let options)):
     status = await RestartBench.run(options)
+case .success(.outbox(let owed)):
+    status = OutboxMemoryBench.run(owed: owed)
 case .success(.retention(let options)):
     status = await RetentionBench.run(options)
 case .success(.watch(let options)):
