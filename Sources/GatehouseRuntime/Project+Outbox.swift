@@ -144,7 +144,7 @@ extension Project {
         if !effects.scheduled.isEmpty {
             outboxQueue.schedule(effects.scheduled, lsn: lsn)
             if let listener = outboxListener {
-                log.whenDurable(lsn, listener)
+                wakeDeliverer(afterDurable: lsn, listener)
             } else {
                 outboxHook.start(self)
             }
@@ -165,8 +165,7 @@ extension Project {
         let figures = peek { state in
             var figures = OutboxFigures()
             for (target, endpoint) in state.outbox.endpoints {
-                figures.add(kind: target.kind, pending: endpoint.pending.count, failing: endpoint.failingCount,
-                            failed: endpoint.failed.count)
+                figures.add(target, pending: endpoint.pending.count, failing: endpoint.failingCount, failed: endpoint.failed.count)
             }
             return figures
         }
@@ -174,7 +173,8 @@ extension Project {
     }
 }
 
-/// A project's outbox counts by kind (`webhook`, `push`), for `/metrics`.
+/// A project's outbox counts by kind, for `/metrics`: webhooks and pushes (fixed fields, so
+/// publishing them after a write allocates nothing).
 public struct OutboxFigures: Sendable, Equatable {
     public struct Counts: Sendable, Equatable {
         public var pending = 0
@@ -184,13 +184,24 @@ public struct OutboxFigures: Sendable, Equatable {
         public init() {}
     }
 
-    public var byKind: [String: Counts] = [:]
+    public var webhook = Counts()
+    public var push = Counts()
 
-    mutating func add(kind: String, pending: Int, failing: Int, failed: Int) {
-        var counts = byKind[kind] ?? Counts()
-        counts.pending += pending
-        counts.failing += failing
-        counts.failed += failed
-        byKind[kind] = counts
+    public init() {}
+
+    /// The counts of `kind` (``OutboxTarget/kind``: `webhook` or `push`).
+    public func counts(of kind: String) -> Counts { kind == "push" ? push : webhook }
+
+    mutating func add(_ target: OutboxTarget, pending: Int, failing: Int, failed: Int) {
+        switch target {
+        case .webhook:
+            webhook.pending += pending
+            webhook.failing += failing
+            webhook.failed += failed
+        case .oneSignal:
+            push.pending += pending
+            push.failing += failing
+            push.failed += failed
+        }
     }
 }

@@ -68,6 +68,9 @@ public actor Project {
     var outboxQueue: OutboxQueue
     /// The deliverer's wake-up, once it listens (``listenForDeliveries(_:)``).
     var outboxListener: (@Sendable () -> Void)?
+    /// Inside ``perform(_:)``: a change owed deliveries, and the deliverer is woken once the
+    /// last change of the visit is durable (one wake for the visit, not one per write).
+    private var outboxWakeWanted = false
 
     /// `snapshotBodyBytes`: the body of the snapshot `state` was loaded from, if any, which sets
     /// when the project is next snapshotted (``snapshotWritten(bodyBytes:)``).
@@ -154,10 +157,23 @@ public actor Project {
         defer {
             holdingFlusher = false
             if lastLSN != lastBefore { log.wakeFlusher() }
+            if outboxWakeWanted, let listener = outboxListener {
+                outboxWakeWanted = false
+                log.whenDurable(lastLSN, listener)
+            }
         }
         return body(self)
     }
     var nowMs: Int64 { context.clock.nowMs() }
+
+    /// Wakes the deliverer once `lsn` is durable (at the end of the visit inside ``perform(_:)``).
+    func wakeDeliverer(afterDurable lsn: LSN, _ listener: @escaping @Sendable () -> Void) {
+        if holdingFlusher {
+            outboxWakeWanted = true
+        } else {
+            log.whenDurable(lsn, listener)
+        }
+    }
     var random: any RandomSource { context.random }
 
     public func summary() -> Committed<ProjectSummary> {

@@ -112,8 +112,10 @@ extension Engine {
             }
             await log.waitDurable(lsn)
             try? await checkpointer.adoptRestored(project.incarnation, file: file, lsn: lsn)
-            // A restored tenant's pending expiries: what fell due since its snapshot, and its timer.
+            // A restored tenant's pending expiries: what fell due since its snapshot, and its timer;
+            // and the deliveries its outbox still owes.
             await project.runExpiries()
+            await project.startOutbox()
             registry.logger.info("tenant.restored", metadata: ["project": "\(id)", "clone": "\(freshKeys != nil)", "replaced": "\(live != nil)"])
             return Committed(TenantRestore(project: id, cursor: state.sequence, profiles: state.profiles.count, keys: freshKeys), lsn: lsn)
         } catch {

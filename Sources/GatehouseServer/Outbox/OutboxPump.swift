@@ -72,7 +72,11 @@ final class OutboxPump: Sendable {
                 defer { outcomes = [] }
                 return outcomes
             }
-            if !settled.isEmpty { _ = await project.settleDeliveries(settled) }
+            if !settled.isEmpty, await project.settleDeliveries(settled) == nil {
+                // The log refuses writes (a full disk, a restore under way): what was not logged is
+                // due again, so wait before sending it rather than send it over and over.
+                try? await Task.sleep(for: .seconds(1))
+            }
             guard !Task.isCancelled, !project.published.isDeleted else { return }
             let (due, nextDueMs) = await project.takeDueDeliveries()
             for delivery in due { launch(delivery) }
@@ -189,7 +193,7 @@ final class OutboxMeter: Sendable {
                        Self.kinds.enumerated().map { ([("kind", $0.element)], durations[$0.offset].snapshot()) })
         let totals = Self.kinds.map { kind in
             figures.reduce(into: OutboxFigures.Counts()) { sum, project in
-                let counts = project.byKind[kind] ?? OutboxFigures.Counts()
+                let counts = project.counts(of: kind)
                 sum.pending += counts.pending
                 sum.failing += counts.failing
                 sum.failed += counts.failed
