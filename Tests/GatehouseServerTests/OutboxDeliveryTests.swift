@@ -11,7 +11,8 @@ import Testing
 
 private typealias O = OutboxFixture
 
-private func withOutboxServer(_ body: (TestServer) async throws -> Void) async throws {
+/// A server on the test clock whose deliveries may go to loopback.
+func withOutboxServer(_ body: (TestServer) async throws -> Void) async throws {
     try await withTestServer({
         $0.testClock = true
         $0.outboundAllowPrivate = true
