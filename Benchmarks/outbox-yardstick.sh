@@ -26,34 +26,23 @@ webhooks() {
 }
 delivered() { curl -s "http://$HTTP/metrics" | awk -F' ' '/^gatehouse_outbox_attempts_total\{kind="webhook",result="delivered"\}/ { print $2 }'; }
 pending() { call "$SECRET" '{"op":"webhook.status"}' | python3 -c 'import sys,json; print(sum(w["pending"] for w in json.loads(sys.stdin.readline())["webhooks"]))'; }
-# drain: waits until nothing is owed; prints the seconds it took.
-drain() {
-  local start; start=$(date +%s.%N)
-  while [ "$(pending)" != 0 ]; do sleep 0.2; done
-  python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)"
-}
-n=0
 transact() {
-  n=$((n + 1))
+  # A fresh key prefix each run (the command substitution that calls this is a subshell).
   /tmp/lineload -h 127.0.0.1 -p "$LINE_PORT" -c 50 -P 16 -d "$D" -s "{\"op\":\"hello\",\"key\":\"$SECRET\"}" \
-    -r "{\"op\":\"currency.transact\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"amount\":1,\"idempotency_key\":\"r$n-{n}\"}" 2>&1 | tail -1
+    -r "{\"op\":\"currency.transact\",\"profile_id\":\"$PID\",\"currency\":\"COINS\",\"amount\":1,\"idempotency_key\":\"r$RANDOM$RANDOM-{n}\"}" 2>&1 | tail -1
 }
-echo "== currency.transact, fsync always, 50 connections, pipeline 16, ${D}s a run"
+rate() { python3 -c "import sys; print(f'{(float(sys.argv[2]) - float(sys.argv[1])) / float(sys.argv[3]):.0f}')" "$@"; }
+echo "== currency.transact, fsync always, 50 connections, pipeline 16, ${D}s a run; each run with webhooks is"
+echo "   followed by ${D}s of delivering what it left owed, alone, and then the webhooks are dropped (with what they are owed)"
 for webhooks_count in 0 3 0 3; do
   webhooks "$webhooks_count"
   before=$(delivered)
   echo "-- $webhooks_count webhooks: $(transact)"
-  left=$(pending)
-  took=$(drain)
-  echo "   owed at the end: $left deliveries, drained in ${took}s; delivered in all: $(python3 -c "print(int(float('$(delivered)') - float('$before')))")"
+  if [ "$webhooks_count" -gt 0 ]; then
+    during=$(delivered); owed=$(pending)
+    sleep "$D"
+    after=$(delivered)
+    echo "   delivered during the load: $(rate "$before" "$during" "$D")/s; owed at its end: $owed; then alone: $(rate "$during" "$after" "$D")/s"
+    webhooks 0
+  fi
 done
-echo "== deliveries per second: one webhook; what the load leaves owed is drained with no other load"
-webhooks 1
-before=$(delivered)
-echo "   load: $(transact)"
-mid=$(delivered); left=$(pending)
-start=$(date +%s.%N)
-while [ "$(pending)" != 0 ]; do sleep 0.1; done
-end=$(date +%s.%N)
-python3 -c "import sys; d0, d1, d2, left, s, e, D = sys.argv[1:8]; during = float(d1) - float(d0); after = float(d2) - float(d1); t = float(e) - float(s); print(f'   during the load: {during / float(D):.0f} deliveries/s; then {int(after)} owed drained in {t:.1f}s: {after / max(t, 1e-9):.0f} deliveries/s')" \
-  "$before" "$mid" "$(delivered)" "$left" "$start" "$end" "$D"
