@@ -51,9 +51,8 @@ public final class Registry: Sendable {
     private let adminKey: SecretDigest
     public var clock: any ServerClock { projectContext.clock }
     public var log: WriteAheadLog { projectContext.log }
-    var random: any RandomSource { projectContext.random }
     /// The randomness every project draws from (the outbox's jitter too).
-    public var randomSource: any RandomSource { projectContext.random }
+    public var random: any RandomSource { projectContext.random }
     var trigger: SnapshotTrigger { projectContext.trigger }
     private let directory: Mutex<Directory>
 

@@ -52,7 +52,7 @@ final class ServerCore: Sendable {
         self.appStoreAPI = AppStoreAPIClients(http: outbound, configuration: configuration, logger: logger)
         let transport = OutboundDeliveryTransport(client: outbound, allowsPrivate: configuration.outboundAllowPrivate,
                                                   timeout: configuration.outboundTimeout)
-        self.deliverer = Deliverer(transport: transport, clock: engine.registry.clock, random: engine.registry.randomSource)
+        self.deliverer = Deliverer(transport: transport, clock: engine.registry.clock, random: engine.registry.random)
     }
 
     var registry: Registry { engine.registry }
