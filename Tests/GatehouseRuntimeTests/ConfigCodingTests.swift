@@ -4,11 +4,12 @@ import GatehouseCore
 import GatehouseStorage
 import Testing
 
-/// The config's four layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and
+/// The config's five layouts (docs/data-format.md, "Config"): version 1, in change tag 1 and
 /// state versions 1–3; version 2, in change tag 17 and state versions 4 and 5, which adds
 /// offerings' descriptions and metadata and the project's limits; version 3, in change tag 20 and
 /// state version 6, which adds the App Store's In-App Purchase key; version 4, in change tag 21
-/// and state version 7, which is written and adds the webhooks and OneSignal. A change here is a
+/// and state version 7, which adds the webhooks and OneSignal; version 5, in change tag 24 and
+/// state version 8, which is written and adds Stripe and the web settings. A change here is a
 /// format change.
 @Suite struct ConfigLayoutGoldenBytes {
     static func str(_ text: String) -> String { PurchaseRecordGoldenBytes.str(text) }
@@ -61,6 +62,18 @@ import Testing
         return config
     }
 
+    /// `configWithOutbound` with Stripe (two secrets, a key, a price) and the web settings, which
+    /// only version 5 holds.
+    static var configWithWeb: ProjectConfig {
+        var config = Self.configWithOutbound
+        config.stores.stripe = StripeSettings(
+            webhookSecrets: ["whsec_new", "whsec_old"], secretKey: "sk_test_k", prices: [StripePrice(priceID: "price_1", productID: "m")],
+            livemode: true)
+        config.web = WebSettings(appName: "Scanner", appScheme: "scanner", supportEmail: "help@example.com",
+                                 redemptionLinkHours: 48, successMode: .redirect, redirectURL: "https://example.com/done")
+        return config
+    }
+
     /// Entitlements and products, then currencies.
     static let start = "00" + "01" + str("m") + str("subscription") + "00" + "00" + "00"
     /// The offering's id, is-default and packages.
@@ -93,6 +106,13 @@ import Testing
         + "01" + str("5eb5a37e-b458-11e3-ac11-000c2940e62c") + str("os_v2_app_key") + "01" + str("https://push.example.com/notifications")
         + "02" + str("RENEWAL") + str("Renewed") + str("Thanks!") + str("EXPIRATION") + str("Expired") + str("Come back")
     static let version4WithOutbound = version3 + outbound
+    /// Stripe (optional): webhook secrets, secret key (optional), prices (price, product),
+    /// livemode; then web (optional): app name, scheme, support email, App Store and Play URLs
+    /// (each optional), link hours (48, zigzag 96), success mode, redirect URL (optional).
+    static let web = "01" + "02" + str("whsec_new") + str("whsec_old") + "01" + str("sk_test_k") + "01" + str("price_1") + str("m") + "01"
+        + "01" + str("Scanner") + "01" + str("scanner") + "01" + str("help@example.com") + "00" + "00" + "60" + str("redirect")
+        + "01" + str("https://example.com/done")
+    static let version5WithWeb = version4WithOutbound + web
 
     /// Incarnation 5, at 0 ms, one change.
     static let batchStart = "05" + "00" + "01"
@@ -101,16 +121,18 @@ import Testing
         WALRecord(kind: 16, payload: try #require(Hex.decode(Self.batchStart + tag + config)))
     }
 
-    @Test func configReplacedIsWrittenWithTag21InLayout4() {
-        let record = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithOutbound)], atMs: 0)).logRecord
-        #expect(Hex.encode(record.payload) == Self.batchStart + "15" + Self.version4WithOutbound)
-        let keyOnly = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)).logRecord
-        #expect(Hex.encode(keyOnly.payload) == Self.batchStart + "15" + Self.version4)
+    @Test func configReplacedIsWrittenWithTag24InLayout5() {
+        let record = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithWeb)], atMs: 0)).logRecord
+        #expect(Hex.encode(record.payload) == Self.batchStart + "18" + Self.version5WithWeb)
+        let outbound = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.configWithOutbound)], atMs: 0)).logRecord
+        #expect(Hex.encode(outbound.payload) == Self.batchStart + "18" + Self.version4WithOutbound + "00" + "00")
         let plain = RuntimeRecord.projectChanged(5, .init([.configReplaced(Self.config)], atMs: 0)).logRecord
-        #expect(Hex.encode(plain.payload) == Self.batchStart + "15" + Self.version2WithoutTexts + "00" + "00")
+        #expect(Hex.encode(plain.payload) == Self.batchStart + "18" + Self.version2WithoutTexts + "00" + "00" + "00" + "00")
     }
 
     @Test func configReplacedRecordsOfEveryLayoutRead() throws {
+        #expect(try RuntimeRecord(Self.record(tag: "18", Self.version5WithWeb))
+            == .projectChanged(5, .init([.configReplaced(Self.configWithWeb)], atMs: 0)))
         #expect(try RuntimeRecord(Self.record(tag: "15", Self.version4WithOutbound))
             == .projectChanged(5, .init([.configReplaced(Self.configWithOutbound)], atMs: 0)))
         #expect(try RuntimeRecord(Self.record(tag: "15", Self.version4)) == .projectChanged(5, .init([.configReplaced(Self.configWithKey)], atMs: 0)))
@@ -122,8 +144,11 @@ import Testing
     /// Each layout read as another is refused, never misread: version 1's bytes end early where
     /// version 2 reads on, version 2's have bytes left over for version 1; version 3's key is
     /// left over for version 2, and version 2's limits are no key for version 3; version 4's
-    /// webhooks are left over for version 3, and version 3's bytes end early for version 4.
+    /// webhooks are left over for version 3, and version 3's bytes end early for version 4;
+    /// version 5's web settings are left over for version 4, whose bytes end early for version 5.
     @Test func aLayoutReadAsAnotherIsRefused() throws {
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "15", Self.version5WithWeb)) }
+        #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "18", Self.version4WithOutbound)) }
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "14", Self.version4)) }
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "14", Self.version4WithOutbound)) }
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(Self.record(tag: "15", Self.version3)) }
@@ -162,29 +187,36 @@ import Testing
         let old = try #require(Hex.decode(Self.body(version: "06", config: Self.version3)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.configWithKey))
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "07", config: Self.version4))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "08", config: Self.version4 + "00" + "00"))
     }
 
     @Test func stateVersion7HoldsLayout4() throws {
-        let golden = Self.body(version: "07", config: Self.version4WithOutbound)
-        #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithOutbound))) == golden)
-        #expect(try Version3Fixtures.decodeBothWays(try #require(Hex.decode(golden))) == Self.state(Self.configWithOutbound))
+        let old = try #require(Hex.decode(Self.body(version: "07", config: Self.version4WithOutbound)))
+        let decoded = try Version3Fixtures.decodeBothWays(old)
+        #expect(decoded == Self.state(Self.configWithOutbound))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "08", config: Self.version4WithOutbound + "00" + "00"))
     }
 
-    @Test func stateVersion4StillReadsAndIsWrittenAsVersion7() throws {
+    @Test func stateVersion8HoldsLayout5() throws {
+        let golden = Self.body(version: "08", config: Self.version5WithWeb)
+        #expect(Hex.encode(StateCoding.encode(Self.state(Self.configWithWeb))) == golden)
+        #expect(try Version3Fixtures.decodeBothWays(try #require(Hex.decode(golden))) == Self.state(Self.configWithWeb))
+    }
+
+    @Test func stateVersion4StillReadsAndIsWrittenAsVersion8() throws {
         let old = try #require(Hex.decode(Self.body(version: "04", config: Self.version2)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.configWithTexts))
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "07", config: Self.version2 + "00" + "00"))
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "08", config: Self.version2 + "00" + "00" + "00" + "00"))
     }
 
     @Test func stateVersion3WithAnOfferingStillReads() throws {
         let old = try #require(Hex.decode(Self.body(version: "03", config: Self.version1)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.config))
-        // Written again, it is version 7: the offering with no description or metadata, the
-        // default limits, no App Store, no webhooks, no OneSignal.
-        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "07", config: Self.version2WithoutTexts + "00" + "00"))
+        // Written again, it is version 8: the offering with no description or metadata, the
+        // default limits, no App Store, no webhooks, no OneSignal, no Stripe, no web settings.
+        #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "08", config: Self.version2WithoutTexts + "00" + "00" + "00" + "00"))
     }
 
     /// A snapshot's key is checked like a `config.put`'s: one that is not a `.p8` file's text is

@@ -36,18 +36,19 @@ import Testing
     }
 
     /// Section 0 as state version 2 laid it out: the head written now (`written`) with its
-    /// config in layout 1, which for a config without offerings, webhooks or OneSignal is layout
-    /// 4 without the limits, the webhooks and OneSignal at its end; its one profile in layout 1;
+    /// config in layout 1, which for a config without offerings, webhooks, OneSignal, Stripe or web
+    /// settings is layout 5 without the limits and those parts at its end; its one profile in layout 1;
     /// and no outbox after the tokens of merged-away profiles.
     static func version2Head(_ state: ProjectState, written: [UInt8]) throws -> [UInt8] {
         try #require(state.config.offerings.isEmpty && state.config.webhooks.isEmpty && state.config.integrations.oneSignal == nil)
+        try #require(state.config.stores.stripe == nil && state.config.web == nil)
         try #require(state.outbox == Outbox())
         var config = ByteWriter()
         ConfigCoding.write(state.config, into: &config)
         var layout4Tail = ByteWriter()
         layout4Tail.writeVarInt(state.config.limits.sdkCreatesPerSecond)
         layout4Tail.writeArray([WebhookSettings]()) { _, _ in }
-        layout4Tail.writeBool(false)
+        for _ in 0..<3 { layout4Tail.writeBool(false) }  // no OneSignal, no Stripe, no web settings
         let layout4 = config.bytes
         var head = written
         // The empty outbox: no endpoints, no owed events.

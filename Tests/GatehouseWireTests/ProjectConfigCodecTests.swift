@@ -166,6 +166,7 @@ private func expectRejected(
                 "app_store": ["bundle_id": "com.example.app", "environment": "production", "app_apple_id": nil],
             ],
             "limits": ["sdk_creates_per_second": 1000],
+            "web": nil,
             "webhooks": [],
             "integrations": ["onesignal": nil],
         ]
@@ -181,7 +182,7 @@ private func expectRejected(
     @Test func defaultConfigEncodesToStableText() {
         let expected = #"{"entitlements":[],"products":[],"currencies":[],"offerings":[],"login":"alias","#
             + #""restore":"transfer","grace_period_ms":0,"stores":{"test":false,"app_store":null},"#
-            + #""limits":{"sdk_creates_per_second":1000},"webhooks":[],"integrations":{"onesignal":null}}"#
+            + #""limits":{"sdk_creates_per_second":1000},"web":null,"webhooks":[],"integrations":{"onesignal":null}}"#
         #expect(JSONWriter.string(ProjectConfig.empty.json) == expected)
     }
 
@@ -200,7 +201,7 @@ private func expectRejected(
         let expected: JSONValue = [
             "entitlements": [], "products": [], "currencies": [], "offerings": [],
             "login": "alias", "restore": "transfer", "grace_period_ms": 0,
-            "stores": ["test": false, "app_store": nil], "limits": ["sdk_creates_per_second": 1000],
+            "stores": ["test": false, "app_store": nil], "limits": ["sdk_creates_per_second": 1000], "web": nil,
             "webhooks": [], "integrations": ["onesignal": nil],
         ]
         #expect(ProjectConfig.empty.json == expected)

@@ -12,6 +12,7 @@ extension ProjectConfig {
         try checkOfferings(productIDs: productIDs)
         try checkSettings()
         try checkOutbound()
+        try checkWeb(productIDs: productIDs)
     }
 
     private func checkSizes() throws(GatehouseError) {

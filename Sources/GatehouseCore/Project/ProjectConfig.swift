@@ -16,6 +16,9 @@ public struct ProjectConfig: Sendable, Equatable {
     /// Where events are delivered (DESIGN.md, "Outbound delivery").
     public var webhooks: [WebhookSettings]
     public var integrations: IntegrationSettings
+    /// How web buyers see the app (DESIGN.md, "Web purchases and redemption links"); required
+    /// with `stores.stripe`.
+    public var web: WebSettings?
 
     public init(
         entitlements: [EntitlementDefinition] = [],
@@ -28,7 +31,8 @@ public struct ProjectConfig: Sendable, Equatable {
         stores: StoreSettings = StoreSettings(),
         limits: ProjectLimits = ProjectLimits(),
         webhooks: [WebhookSettings] = [],
-        integrations: IntegrationSettings = IntegrationSettings()
+        integrations: IntegrationSettings = IntegrationSettings(),
+        web: WebSettings? = nil
     ) {
         self.entitlements = entitlements
         self.products = products
@@ -41,6 +45,7 @@ public struct ProjectConfig: Sendable, Equatable {
         self.limits = limits
         self.webhooks = webhooks
         self.integrations = integrations
+        self.web = web
     }
 
     /// What a new project starts with: nothing for sale, every setting at its default.
@@ -253,10 +258,13 @@ public struct StoreSettings: Sendable, Equatable {
     public var test: Bool
     /// `nil`: App Store payloads are not accepted.
     public var appStore: AppStoreSettings?
+    /// `nil`: Stripe's events are not taken.
+    public var stripe: StripeSettings?
 
-    public init(test: Bool = false, appStore: AppStoreSettings? = nil) {
+    public init(test: Bool = false, appStore: AppStoreSettings? = nil, stripe: StripeSettings? = nil) {
         self.test = test
         self.appStore = appStore
+        self.stripe = stripe
     }
 }
 

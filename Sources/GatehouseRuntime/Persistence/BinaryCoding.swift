@@ -24,10 +24,10 @@ extension ByteReader {
 /// change tag 17 and state versions 4 and 5 hold version 2, which added each offering's
 /// description and metadata and the project's limits; change tag 20 and state version 6 hold
 /// version 3, which added the App Store's In-App Purchase key; change tag 21 and state version 7
-/// hold version 4, which added the webhooks and the OneSignal integration. Only the newest is
-/// written.
+/// hold version 4, which added the webhooks and the OneSignal integration; change tag 24 and state
+/// version 8 hold version 5, which added `stores.stripe` and `web`. Only the newest is written.
 enum ConfigCoding {
-    static let version: UInt64 = 4
+    static let version: UInt64 = 5
 
     static func write(_ config: ProjectConfig, into writer: inout ByteWriter) {
         writer.writeArray(config.entitlements) { $0.writeString($1.id) }
@@ -73,6 +73,50 @@ enum ConfigCoding {
         }
         writer.writeVarInt(config.limits.sdkCreatesPerSecond)
         writeOutbound(config, into: &writer)
+        writeWeb(config, into: &writer)
+    }
+
+    /// Layout 5's Stripe settings (with their secrets) and web settings.
+    private static func writeWeb(_ config: ProjectConfig, into writer: inout ByteWriter) {
+        writer.writeOptional(config.stores.stripe) { writer, stripe in
+            writer.writeArray(stripe.webhookSecrets) { $0.writeString($1) }
+            writer.writeOptional(stripe.secretKey) { $0.writeString($1) }
+            writer.writeArray(stripe.prices) { writer, price in
+                writer.writeString(price.priceID)
+                writer.writeString(price.productID)
+            }
+            writer.writeBool(stripe.livemode)
+        }
+        writer.writeOptional(config.web) { writer, web in
+            writer.writeString(web.appName)
+            for text in [web.appScheme, web.supportEmail, web.appStoreURL, web.playStoreURL] {
+                writer.writeOptional(text) { $0.writeString($1) }
+            }
+            writer.writeVarInt(web.redemptionLinkHours)
+            writer.writeEnum(web.successMode)
+            writer.writeOptional(web.redirectURL) { $0.writeString($1) }
+        }
+    }
+
+    private static func readWeb(_ reader: inout ByteReader, into config: inout ProjectConfig) throws(ByteReaderError) {
+        config.stores.stripe = try reader.readOptional { reader throws(ByteReaderError) in
+            StripeSettings(
+                webhookSecrets: try reader.readArray { reader throws(ByteReaderError) in try reader.readString() },
+                secretKey: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() },
+                prices: try reader.readArray { reader throws(ByteReaderError) in
+                    StripePrice(priceID: try reader.readString(), productID: try reader.readString())
+                },
+                livemode: try reader.readBool())
+        }
+        config.web = try reader.readOptional { reader throws(ByteReaderError) in
+            let appName = try reader.readString()
+            var texts: [String?] = []
+            for _ in 0..<4 { texts.append(try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() }) }
+            return WebSettings(
+                appName: appName, appScheme: texts[0], supportEmail: texts[1], appStoreURL: texts[2], playStoreURL: texts[3],
+                redemptionLinkHours: try reader.readVarInt(), successMode: try reader.readEnum(WebSettings.SuccessMode.self),
+                redirectURL: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
+        }
     }
 
     /// Layout 4's webhooks and OneSignal settings, with their secrets: a project's config always
@@ -100,7 +144,7 @@ enum ConfigCoding {
         }
     }
 
-    /// Reads a config laid out as `version` (1 to 4).
+    /// Reads a config laid out as `version` (1 to 5).
     static func read(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> ProjectConfig {
         precondition((1...Self.version).contains(version), "a config version the caller vouched for")
         var config = ProjectConfig()
@@ -131,6 +175,7 @@ enum ConfigCoding {
         }
         if version >= 2 { config.limits.sdkCreatesPerSecond = try reader.readVarInt() }
         if version >= 4 { try readOutbound(&reader, into: &config) }
+        if version >= 5 { try readWeb(&reader, into: &config) }
         return config
     }
 

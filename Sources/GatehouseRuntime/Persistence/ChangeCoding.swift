@@ -32,12 +32,14 @@ enum ChangeCoding {
         case attributesUpdated = 19
         /// A config of layout version 3: read, no longer written.
         case configReplacedVersion3 = 20
-        /// A config of layout version 4 (``ConfigCoding``).
-        case configReplaced = 21
+        /// A config of layout version 4: read, no longer written.
+        case configReplacedVersion4 = 21
         /// How attempts at deliveries ended (``OutboxCoding``).
         case deliveriesSettled = 22
         /// Events owed to a target again (`webhook.replay`).
         case deliveriesQueued = 23
+        /// A config of layout version 5 (``ConfigCoding``).
+        case configReplaced = 24
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -157,6 +159,8 @@ enum ChangeCoding {
             return .configReplaced(try ConfigCoding.read(&reader, version: 2))
         case .configReplacedVersion3:
             return .configReplaced(try ConfigCoding.read(&reader, version: 3))
+        case .configReplacedVersion4:
+            return .configReplaced(try ConfigCoding.read(&reader, version: 4))
         case .configReplaced:
             return .configReplaced(try ConfigCoding.read(&reader, version: ConfigCoding.version))
         case .keyRotated:

@@ -103,8 +103,9 @@ enum StateCoding {
     /// config's layout version 2 in the head (``ConfigCoding``); version 5 the profiles' layout 2
     /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``); version 6 the
     /// config's layout version 3; version 7 the config's layout version 4 and the outbox at the
-    /// end of the head (``OutboxCoding``). Older versions are still read.
-    static let version: UInt64 = 7
+    /// end of the head (``OutboxCoding``); version 8 the config's layout version 5. Older versions
+    /// are still read.
+    static let version: UInt64 = 8
 
     /// The first version laid out in sections.
     static let sectionedVersion: UInt64 = 3
@@ -221,7 +222,8 @@ enum StateCoding {
     /// The config layout a head of state version `version` holds.
     private static func configLayout(stateVersion version: UInt64) -> UInt64 {
         switch version {
-        case 7...: 4
+        case 8...: 5
+        case 7: 4
         case 6: 3
         case 4, 5: 2
         default: 1

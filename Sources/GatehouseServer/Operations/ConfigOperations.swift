@@ -15,8 +15,8 @@ enum ConfigOperations {
         return Reply(["config": installed.value.json], after: installed.lsn)
     })
 
-    /// The sdk key ships inside every app: it sees no `webhooks` or `integrations`, whose
-    /// secrets would be anyone's.
+    /// The sdk key ships inside every app: it sees no `webhooks` or `integrations`, and no
+    /// Stripe secret, which would be anyone's.
     static let get = Operation(name: "config.get", roles: [.server, .sdk], body: .async { context throws(GatehouseError) in
         let config = await context.project.config()
         let shown = context.principal.role == .server ? config.value.json : config.value.sdkJSON

@@ -31,23 +31,24 @@ extension ProjectConfig {
             stores: try fields.optionalObject("stores").map(StoreSettings.init) ?? StoreSettings(),
             limits: try fields.optionalObject("limits").map(ProjectLimits.init) ?? ProjectLimits(),
             webhooks: try Self.decodeEach(fields, "webhooks", max: Limits.webhooksMax, WebhookSettings.init),
-            integrations: try fields.optionalObject("integrations").map(IntegrationSettings.init) ?? IntegrationSettings()
+            integrations: try fields.optionalObject("integrations").map(IntegrationSettings.init) ?? IntegrationSettings(),
+            web: try fields.optionalObject("web").map(WebSettings.init)
         )
     }
 
     /// The config as the secret key sees it: everything, delivery secrets included.
     public var json: JSONValue {
-        var object = sdkObject
+        var object = commonObject(showingSecrets: true)
         object.append("webhooks", .array(webhooks.map(\.json)))
         object.append("integrations", integrations.json)
         return .object(object)
     }
 
-    /// The config as the sdk key sees it: without `webhooks` and `integrations`, whose secrets
-    /// would be every app's to read.
-    public var sdkJSON: JSONValue { .object(sdkObject) }
+    /// The config as the sdk key sees it: without `webhooks` and `integrations`, and Stripe's
+    /// settings without their secrets, which would be every app's to read.
+    public var sdkJSON: JSONValue { .object(commonObject(showingSecrets: false)) }
 
-    private var sdkObject: JSONObject {
+    private func commonObject(showingSecrets: Bool) -> JSONObject {
         [
             "entitlements": .array(entitlements.map(\.json)),
             "products": .array(products.map(\.json)),
@@ -56,8 +57,9 @@ extension ProjectConfig {
             "login": .string(login.rawValue),
             "restore": .string(restore.rawValue),
             "grace_period_ms": .int(gracePeriodMs),
-            "stores": stores.json,
+            "stores": stores.json(showingSecrets: showingSecrets),
             "limits": limits.json,
+            "web": .optional(web, \.json),
         ]
     }
 
@@ -184,12 +186,80 @@ extension StoreSettings {
     init(fields: Fields) throws(GatehouseError) {
         self.init(
             test: try fields.optionalBool("test") ?? false,
-            appStore: try fields.optionalObject("app_store").map(AppStoreSettings.init)
+            appStore: try fields.optionalObject("app_store").map(AppStoreSettings.init),
+            stripe: try fields.optionalObject("stripe").map(StripeSettings.init)
+        )
+    }
+
+    /// Stripe's secrets are shown only to the secret key (`showingSecrets`).
+    public func json(showingSecrets: Bool) -> JSONValue {
+        var object: JSONObject = ["test": .bool(test), "app_store": .optional(appStore, \.json)]
+        if let stripe { object.append("stripe", stripe.json(showingSecrets: showingSecrets)) }
+        return .object(object)
+    }
+}
+
+// MARK: Web purchases
+
+extension StripeSettings {
+    init(fields: Fields) throws(GatehouseError) {
+        self.init(
+            webhookSecrets: try fields.strings("webhook_secrets", maxCount: ProjectConfig.Limits.stripeWebhookSecretsMax),
+            secretKey: try fields.optionalString("secret_key"),
+            prices: try fields.optionalObject("prices").map(Self.prices) ?? [],
+            livemode: try fields.optionalBool("livemode") ?? false
+        )
+    }
+
+    /// `{"<price id>": "<product id>"}`, in the document's order.
+    private static func prices(_ fields: Fields) throws(GatehouseError) -> [StripePrice] {
+        var result: [StripePrice] = []
+        for key in fields.object.keys {
+            result.append(StripePrice(priceID: key, productID: try fields.string(key)))
+        }
+        return result
+    }
+
+    func json(showingSecrets: Bool) -> JSONValue {
+        var prices = JSONObject()
+        for price in self.prices { prices.append(price.priceID, .string(price.productID)) }
+        var object: JSONObject = [:]
+        if showingSecrets {
+            object.append("webhook_secrets", .array(webhookSecrets.map(JSONValue.string)))
+            object.append("secret_key", .optional(secretKey, JSONValue.string))
+        }
+        object.append("prices", .object(prices))
+        object.append("livemode", .bool(livemode))
+        return .object(object)
+    }
+}
+
+extension WebSettings {
+    init(fields: Fields) throws(GatehouseError) {
+        self.init(
+            appName: try fields.string("app_name"),
+            appScheme: try fields.optionalString("app_scheme"),
+            supportEmail: try fields.optionalString("support_email"),
+            appStoreURL: try fields.optionalString("app_store_url"),
+            playStoreURL: try fields.optionalString("play_store_url"),
+            redemptionLinkHours: try fields.optionalInt("redemption_link_hours", in: ProjectConfig.Limits.redemptionLinkHours)
+                ?? Self.defaultRedemptionLinkHours,
+            successMode: try fields.optionalEnumeration("success_mode", SuccessMode.self) ?? .page,
+            redirectURL: try fields.optionalString("redirect_url")
         )
     }
 
     public var json: JSONValue {
-        ["test": .bool(test), "app_store": .optional(appStore, \.json)]
+        [
+            "app_name": .string(appName),
+            "app_scheme": .optional(appScheme, JSONValue.string),
+            "support_email": .optional(supportEmail, JSONValue.string),
+            "app_store_url": .optional(appStoreURL, JSONValue.string),
+            "play_store_url": .optional(playStoreURL, JSONValue.string),
+            "redemption_link_hours": .int(redemptionLinkHours),
+            "success_mode": .string(successMode.rawValue),
+            "redirect_url": .optional(redirectURL, JSONValue.string),
+        ]
     }
 }
 
