@@ -171,7 +171,7 @@ import Testing
     /// events, purchases or balances (and from version 7 an empty outbox).
     static func body(version: String, config: String) -> String {
         let head = str("acme") + str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
-            + "01" + "01" + config + "01" + "01" + "00" + "00" + (version >= "07" ? "00" + "00" : "")
+            + "01" + "01" + config + "01" + "01" + "00" + "00" + (version >= "07" ? "00" + "00" : "") + (version >= "08" ? "00" : "")
         let sections = [head, "00" + "00", RecordGoldenBytes.emptyBook, RecordGoldenBytes.emptyLedger]
         return version + sections.map { Version3Fixtures.varint($0.count / 2) }.joined() + sections.joined()
     }

@@ -51,8 +51,9 @@ import Testing
         for _ in 0..<3 { layout4Tail.writeBool(false) }  // no OneSignal, no Stripe, no web settings
         let layout4 = config.bytes
         var head = written
-        // The empty outbox: no endpoints, no owed events.
-        head.removeLast(2)
+        // The empty outbox (no endpoints, no owed events) and no pending web purchases.
+        try #require(state.web == WebPurchases())
+        head.removeLast(3)
         let start = try #require(head.firstRange(of: layout4)).lowerBound
         head.removeSubrange(start + layout4.count - layout4Tail.bytes.count..<start + layout4.count)
         // The profile runs from its id to the tokens of merged-away profiles (none: one byte).

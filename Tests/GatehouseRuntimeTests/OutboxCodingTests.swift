@@ -55,12 +55,14 @@ enum Version7Fixtures {
         return writer.bytes
     }
 
-    /// A body of `state` whose head ends with `outbox` (hex) instead of its own outbox, and where
+    /// A body of `state` whose head holds `outbox` (hex) instead of its own outbox, and where
     /// that outbox starts in the body.
     static func body(outbox: String) throws -> (body: [UInt8], outboxOffset: Int) {
         var sections = StateCoding.sectionBytes(of: state)
-        let headBeforeOutbox = sections[0].dropLast(bytes(of: state.outbox).count)
-        sections[0] = Array(headBeforeOutbox) + (try #require(Hex.decode(outbox)))
+        var web = ByteWriter()
+        WebCoding.write(state.web, into: &web)
+        let headBeforeOutbox = sections[0].dropLast(bytes(of: state.outbox).count + web.bytes.count)
+        sections[0] = Array(headBeforeOutbox) + (try #require(Hex.decode(outbox))) + web.bytes
         let body = StateCoding.body(sections: sections)
         let headOffset = body.count - sections.reduce(0) { $0 + $1.count }
         return (body, headOffset + headBeforeOutbox.count)

@@ -204,8 +204,8 @@ import Testing
     /// the limits, and the outbox (no endpoints, no owed events) follows the alias tokens.
     static let headVersion7 = headStart + "d00f" + "00" + "00" + "03" + "02" + "00" + "00" + "00" + "00"
     /// Section 0 in state version 8: its config (layout 5) has no Stripe and no web settings
-    /// after OneSignal.
-    static let headVersion8 = headStart + "d00f" + "00" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00" + "00"
+    /// after OneSignal, and no pending web purchases follow the outbox.
+    static let headVersion8 = headStart + "d00f" + "00" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00" + "00" + "00"
 
     /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
     /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
@@ -226,9 +226,9 @@ import Testing
     static let goldenCreatedVersion7 = "01" + "07" + "9a01" + "02" + "05" + "03" + headVersion7 + "00" + "00" + emptyBook
         + emptyLedger
 
-    /// State version 8, which is written: as version 7 with the config in layout 5 (section 0
-    /// is 156 bytes).
-    static let goldenCreatedVersion8 = "01" + "08" + "9c01" + "02" + "05" + "03" + headVersion8 + "00" + "00" + emptyBook
+    /// State version 8, which is written: as version 7 with the config in layout 5 and the web
+    /// purchases (section 0 is 157 bytes).
+    static let goldenCreatedVersion8 = "01" + "08" + "9d01" + "02" + "05" + "03" + headVersion8 + "00" + "00" + emptyBook
         + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
@@ -281,7 +281,7 @@ import Testing
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "08" + "9c01" + "32" + "05" + "03" + Self.headVersion8 + events3 + Self.emptyBook + Self.emptyLedger)
+            == "08" + "9d01" + "32" + "05" + "03" + Self.headVersion8 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {

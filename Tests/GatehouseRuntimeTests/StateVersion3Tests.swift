@@ -107,8 +107,9 @@ enum Version3Fixtures {
     static let headVersion7 = head(limits: "d00f" + "00" + "00", profileLayout: 2) + "00" + "00"
 
     /// Section 0 in state version 8: as version 7's, the config (layout 5) ending with no Stripe
-    /// and no web settings (`00 00` after OneSignal).
-    static let headVersion8 = head(limits: "d00f" + "00" + "00" + "00" + "00", profileLayout: 2) + "00" + "00"
+    /// and no web settings (`00 00` after OneSignal), and the head with no pending web purchases
+    /// (`00` after the outbox).
+    static let headVersion8 = head(limits: "d00f" + "00" + "00" + "00" + "00", profileLayout: 2) + "00" + "00" + "00"
 
     static func head(limits: String, profileLayout: Int = 1) -> String {
         let layout2 = profileLayout == 2

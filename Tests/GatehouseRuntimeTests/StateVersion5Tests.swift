@@ -36,8 +36,8 @@ enum Version5Fixtures {
     static let headVersion7 = head(outbound: "00" + "00", outbox: "00" + "00")
 
     /// Section 0 of `state` in state version 8: as version 7's, with no Stripe and no web
-    /// settings after OneSignal.
-    static let headVersion8 = head(outbound: "00" + "00" + "00" + "00", outbox: "00" + "00")
+    /// settings after OneSignal, and no pending web purchases after the outbox.
+    static let headVersion8 = head(outbound: "00" + "00" + "00" + "00", outbox: "00" + "00" + "00")
 
     static func head(outbound: String, outbox: String) -> String {
         F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)

@@ -302,6 +302,15 @@ extension ProjectState {
         return [.tokenAssigned(profile.id, token)]
     }
 
+    /// A new anonymous profile for a web buyer, holding their email as `$email` when Stripe
+    /// collected one (DESIGN.md, "Web purchases and redemption links").
+    func webProfile(email: String?, nowMs: Int64, random: some RandomSource) -> (ProfileID, [Change]) {
+        let profile = newProfile(customerUserID: nil, token: nil, nowMs: nowMs, random: random)
+        var changes: [Change] = [.profileCreated(profile)]
+        if let email { changes.append(.attributesUpdated(profile.id, [AttributeUpdate(key: "$email", value: email, updatedMs: nowMs)])) }
+        return (profile.id, changes)
+    }
+
     private func creating(_ profile: Profile, nowMs: Int64) -> ProfileDecision {
         ProfileDecision(batch: ChangeBatch([.profileCreated(profile)], atMs: nowMs), profileID: profile.id, created: true)
     }

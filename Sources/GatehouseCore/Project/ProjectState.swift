@@ -28,6 +28,8 @@ public struct ProjectState: Sendable, Equatable {
     public private(set) var currencies: CurrencyLedger
     /// The deliveries the feed's events owe the config's webhooks and integrations.
     public internal(set) var outbox: Outbox
+    /// What web sales keep beside their purchases.
+    public internal(set) var web: WebPurchases
     /// The tag every profile id made in this project carries (derived from `id` once, not per
     /// profile created or resolved).
     public let profileTag: UInt32
@@ -38,14 +40,15 @@ public struct ProjectState: Sendable, Equatable {
     public init(id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests) {
         self.init(id: id, name: name, createdMs: createdMs, keys: keys, keyGenerations: [.public: 1, .secret: 1],
                   config: .empty, sequence: 0, configCursor: 0, profiles: ProfileDirectory(), events: EventLog(),
-                  purchases: PurchaseBook(), currencies: CurrencyLedger(), outbox: Outbox())
+                  purchases: PurchaseBook(), currencies: CurrencyLedger(), outbox: Outbox(), web: WebPurchases())
     }
 
     /// Every stored field, for loading a snapshot.
     public init(
         id: ProjectID, name: String, createdMs: Int64, keys: KeyDigests, keyGenerations: [KeyKind: UInt64],
         config: ProjectConfig, sequence: UInt64, configCursor: UInt64, profiles: ProfileDirectory, events: EventLog,
-        purchases: PurchaseBook, currencies: CurrencyLedger = CurrencyLedger(), outbox: Outbox = Outbox()
+        purchases: PurchaseBook, currencies: CurrencyLedger = CurrencyLedger(), outbox: Outbox = Outbox(),
+        web: WebPurchases = WebPurchases()
     ) {
         self.id = id
         self.profileTag = ProfileID.tag(for: id)
@@ -62,13 +65,15 @@ public struct ProjectState: Sendable, Equatable {
         self.purchases = purchases
         self.currencies = currencies
         self.outbox = outbox
+        self.web = web
     }
 
     /// The same tenant under another id with other keys (a clone by `tenant.restore`).
     public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
         ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
                      keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor,
-                     profiles: profiles, events: events, purchases: purchases, currencies: currencies, outbox: outbox)
+                     profiles: profiles, events: events, purchases: purchases, currencies: currencies, outbox: outbox,
+                     web: web)
     }
 
     /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence
@@ -116,6 +121,8 @@ public struct ProjectState: Sendable, Equatable {
         case deliveriesSettled([DeliveryOutcome])
         /// `webhook.replay`: these events are owed to the target again, from a first attempt.
         case deliveriesQueued(OutboxTarget, [EventKey])
+        /// A Checkout named the buyer of a purchase not yet known: it goes to them when it is.
+        case pendingOwnerRecorded(PurchaseKey, ProfileID)
     }
 
     /// `value` `nil` deletes the key. `updatedMs` is when the client set it (RevenueCat's
@@ -393,6 +400,7 @@ public struct ProjectState: Sendable, Equatable {
             if let previous, previous.owner == nil, let owner = held.owner {
                 creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
             }
+            if !web.pendingOwners.isEmpty { web.pendingOwners[held.key] = nil }
             purchases.noteTransfer(FormerSource(kind: .subscription, key: held.key), from: previous?.owner, to: held.owner)
             // Only what a profile document shows moves a cursor (a stale event's date does not).
             if previous?.owner != held.owner || previous.map({ !$0.subscription.looksTheSame(as: held.subscription) }) ?? true {
@@ -406,6 +414,7 @@ public struct ProjectState: Sendable, Equatable {
             if let previous, previous.owner == nil, let owner = held.owner {
                 creditPendingGrants(of: [held.key], to: owner, atMs: atMs, counters: &counters)
             }
+            if !web.pendingOwners.isEmpty { web.pendingOwners[held.key] = nil }
             purchases.noteTransfer(FormerSource(kind: .oneTime, key: held.key), from: previous?.owner, to: held.owner)
             if previous != held {
                 for owner in owners { mark(owner, [.purchases], counters: &counters) }
@@ -429,6 +438,8 @@ public struct ProjectState: Sendable, Equatable {
             settle(outcomes, scheduled: &counters.scheduled)
         case .deliveriesQueued(let target, let keys):
             queue(keys, for: target, atMs: atMs, scheduled: &counters.scheduled)
+        case .pendingOwnerRecorded(let key, let id):
+            web.pendingOwners[key] = id
         }
     }
 

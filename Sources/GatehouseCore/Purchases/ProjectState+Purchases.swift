@@ -233,7 +233,7 @@ extension ProjectState {
 
 /// The working copy of one purchase request: the purchases it touched as it leaves them, the
 /// changes and events in order, and the transfers to report.
-private struct PurchaseDraft {
+struct PurchaseDraft {
     enum Outcome: Equatable {
         case taken
         case keptByOther
@@ -333,10 +333,36 @@ private struct PurchaseDraft {
     var isRestoring = false
 
     /// Rule 1, then 2, then 3: the profile holding the transaction's token, else the reporter,
-    /// else nobody yet.
+    /// else nobody yet. A web purchase goes to the buyer its Checkout named (in this request,
+    /// or before the purchase was known).
     private func firstOwner(_ transaction: StoreTransaction, _ reporter: ProfileID?) -> ProfileID? {
+        if let buyer = buyers[transaction.key] { return buyer }
+        if let pending = state.web.pendingOwners[transaction.key], let buyer = state.profiles.canonicalID(pending) { return buyer }
         if let token = transaction.token, let holder = state.profiles.profile(token: token) { return holder.id }
         return reporter
+    }
+
+    /// Web purchases this request names the buyer of, before they are made (``firstOwner(_:_:)``).
+    var buyers: [PurchaseKey: ProfileID] = [:]
+
+    /// A known purchase nobody owns yet becomes `owner`'s (a Checkout naming the buyer of a
+    /// subscription whose invoice came first); an owned one stays where it is, as a store's
+    /// notification never moves a purchase.
+    mutating func claim(_ key: PurchaseKey, for owner: ProfileID) {
+        if var held = subscriptions[key] ?? state.purchases.subscription(key) {
+            guard held.owner == nil else { return }
+            held.owner = owner
+            store(held, effects: [])
+        } else if var held = oneTime[key] ?? state.purchases.oneTimePurchase(key) {
+            guard held.owner == nil else { return }
+            held.owner = owner
+            store(held, effects: [])
+        }
+    }
+
+    /// The subscription as this request leaves it, if it is known.
+    func subscription(_ key: PurchaseKey) -> Subscription? {
+        (subscriptions[key] ?? state.purchases.subscription(key))?.subscription
     }
 
     /// A report or restore by `reporter` of a purchase already known: an unowned one is claimed;

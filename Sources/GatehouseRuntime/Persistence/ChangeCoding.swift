@@ -40,6 +40,8 @@ enum ChangeCoding {
         case deliveriesQueued = 23
         /// A config of layout version 5 (``ConfigCoding``).
         case configReplaced = 24
+        /// A Checkout's buyer of a purchase not yet known (``WebCoding``).
+        case pendingOwnerRecorded = 25
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -133,6 +135,9 @@ enum ChangeCoding {
             writer.writeUInt8(Tag.deliveriesQueued.rawValue)
             OutboxCoding.writeTarget(target, into: &writer)
             writer.writeArray(keys) { OutboxCoding.writeKey($1, into: &$0) }
+        case .pendingOwnerRecorded(let key, let id):
+            writer.writeUInt8(Tag.pendingOwnerRecorded.rawValue)
+            WebCoding.writePendingOwner(key, id, into: &writer)
         }
     }
 
@@ -204,6 +209,9 @@ enum ChangeCoding {
         case .deliveriesQueued:
             let target = try OutboxCoding.readTarget(&reader)
             return .deliveriesQueued(target, try reader.readArray { reader throws(ByteReaderError) in try OutboxCoding.readKey(&reader) })
+        case .pendingOwnerRecorded:
+            let (key, id) = try WebCoding.readPendingOwner(&reader)
+            return .pendingOwnerRecorded(key, id)
         }
     }
 }

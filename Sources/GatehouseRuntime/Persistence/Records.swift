@@ -103,8 +103,8 @@ enum StateCoding {
     /// config's layout version 2 in the head (``ConfigCoding``); version 5 the profiles' layout 2
     /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``); version 6 the
     /// config's layout version 3; version 7 the config's layout version 4 and the outbox at the
-    /// end of the head (``OutboxCoding``); version 8 the config's layout version 5. Older versions
-    /// are still read.
+    /// end of the head (``OutboxCoding``); version 8 the config's layout version 5 and the web
+    /// purchases after the outbox (``WebCoding``). Older versions are still read.
     static let version: UInt64 = 8
 
     /// The first version laid out in sections.
@@ -171,6 +171,7 @@ enum StateCoding {
             ProfileCoding.writeID(entry.owner, into: &writer)
         }
         OutboxCoding.write(state.outbox, into: &writer)
+        WebCoding.write(state.web, into: &writer)
     }
 
     /// What section 0 holds.
@@ -185,6 +186,7 @@ enum StateCoding {
         var configCursor: UInt64
         var profiles: ProfileDirectory
         var outbox: Outbox
+        var web: WebPurchases
     }
 
     private static func readHead(_ reader: inout ByteReader, version: UInt64) throws(ByteReaderError) -> Head {
@@ -215,8 +217,9 @@ enum StateCoding {
             throw ByteReaderError.invalid("profiles sharing an id, a customer user id, a token or an install id", at: profilesOffset)
         }
         let outbox = version >= 7 ? try OutboxCoding.read(&reader) : Outbox()
+        let web = version >= 8 ? try WebCoding.read(&reader) : WebPurchases()
         return Head(id: id, name: name, createdMs: createdMs, keys: keys, generations: generations, config: config,
-                    sequence: sequence, configCursor: configCursor, profiles: profiles, outbox: outbox)
+                    sequence: sequence, configCursor: configCursor, profiles: profiles, outbox: outbox, web: web)
     }
 
     /// The config layout a head of state version `version` holds.
@@ -235,7 +238,8 @@ enum StateCoding {
     {
         ProjectState(id: head.id, name: head.name, createdMs: head.createdMs, keys: head.keys, keyGenerations: head.generations,
                      config: head.config, sequence: head.sequence, configCursor: head.configCursor,
-                     profiles: head.profiles, events: events, purchases: purchases, currencies: currencies, outbox: head.outbox)
+                     profiles: head.profiles, events: events, purchases: purchases, currencies: currencies, outbox: head.outbox,
+                     web: head.web)
     }
 
     static func read(_ reader: inout ByteReader) throws(ByteReaderError) -> ProjectState {
