@@ -43,6 +43,15 @@ extension Project {
         return try carryOut(try reading { state throws(GatehouseError) in try state.notify(notification, nowMs: now) }, withDocument: false)
     }
 
+    /// One of Stripe's events, turned into a notice against the config as it is when the op
+    /// runs (which prices it sells, which mode it takes).
+    public func notifyStripe(_ input: StoreInput<StripeNotice>) throws(GatehouseError) -> Committed<PurchaseOutcome> {
+        let (now, random) = (nowMs, random)
+        let notice = try input(peek { $0.config }, now)
+        return try carryOut(try reading { state throws(GatehouseError) in try state.applyStripe(notice, nowMs: now, random: random) },
+                            withDocument: false)
+    }
+
     public func grantEntitlement(profile lookup: ProfileLookup, entitlement: String, expiresMs: Int64?) throws(GatehouseError)
         -> Committed<PurchaseOutcome>
     {

@@ -221,7 +221,7 @@ extension PurchaseWorld {
     @Test func recordOnlyTakesTheIDAndNothingElse() throws {
         var world = PurchaseWorld()
         let decision = try world.stripe(StripeNotice(eventID: "evt_x", atMs: 1, action: .recordOnly))
-        #expect(decision.applied)
+        #expect(!decision.applied, "Stripe stops sending what the server does not use")
         #expect(decision.batch.changes == [.notificationSeen(store: S.store, id: "evt_x")])
         #expect(!(try world.stripe(StripeNotice(eventID: "evt_x", atMs: 1, action: .recordOnly))).applied)
     }

@@ -9,9 +9,10 @@ extension ProjectState {
     /// The store name of Stripe's purchases.
     public static let stripeStore = "stripe"
 
-    /// Applies one Stripe event. A repeated event id changes nothing (`applied: false`); a
-    /// subscription update for a subscription not yet known is `not_found`, so Stripe sends it
-    /// again once its invoice has made it known (a refused event does not use up its id).
+    /// Applies one Stripe event. A repeated event id changes nothing (`applied: false`), nor does
+    /// an event the server does not use (`recordOnly`, also `applied: false`: it is only taken
+    /// as seen); a subscription update for a subscription not yet known is `not_found`, so Stripe
+    /// sends it again once its invoice has made it known (a refused event does not use up its id).
     public func applyStripe(_ notice: StripeNotice, nowMs: Int64, random: some RandomSource) throws(GatehouseError)
         -> PurchaseDecision
     {
@@ -52,6 +53,7 @@ extension ProjectState {
         }
         var decision = draft.decision(for: nil)
         decision.batch.changes.insert(contentsOf: before, at: 0)
+        if case .recordOnly = notice.action { decision.applied = false }
         decision.profileID = notice.key.flatMap { draft.owner(of: $0) } ?? buyer
         return decision
     }

@@ -12,6 +12,7 @@ enum HTTPRoute: Sendable {
     case metrics
     case op
     case appStoreNotification
+    case stripeNotification
     case revenueCat(RevenueCatRoute)
 
     static let router: HTTPRouter<HTTPRoute> = {
@@ -21,6 +22,7 @@ enum HTTPRoute: Sendable {
         router.add("GET", "/metrics", .metrics)
         router.add("POST", "/v1/op", .op)
         router.add("POST", "/v1/stores/app-store/{project}", .appStoreNotification)
+        router.add("POST", "/v1/stores/stripe/{project}", .stripeNotification)
         for (method, pattern, route) in RevenueCatRoute.patterns { router.add(method, pattern, .revenueCat(route)) }
         return router
     }()
@@ -59,6 +61,8 @@ extension ServerCore {
             return op(request, keys: keys)
         case .appStoreNotification:
             return appStoreNotification(request, project: parameters["project"] ?? "")
+        case .stripeNotification:
+            return stripeNotification(request, project: parameters["project"] ?? "")
         case .revenueCat(let route):
             return revenueCat(route, parameters: parameters, request, keys: keys)
         }
@@ -120,10 +124,7 @@ extension ServerCore {
     /// `POST /v1/stores/app-store/{project}`: Apple's body, run as `store.notify` with the
     /// project's secret role; Apple's signature is what authenticates it.
     private func appStoreNotification(_ http: HTTPRequest, project name: String) -> HTTPHandling {
-        guard let id = try? ProjectID(validating: name), let project = registry.project(id) else {
-            let error = GatehouseError.notFound("project \"\(name.prefix(64))\"")
-            return .respond(HTTPAnswers.error(error), Self.notifyTally(error.code))
-        }
+        guard let project = notifiedProject(name) else { return Self.unknownProject(name) }
         let payload: JSONValue
         do {
             payload = try http.body.withUnsafeBytes { body throws(JSONParseError) in try JSONParser.parse(body) }
@@ -131,12 +132,33 @@ extension ServerCore {
             let refusal = GatehouseError(.badRequest, "the body is not JSON: \(error)")
             return .respond(HTTPAnswers.error(refusal), Self.notifyTally(refusal.code))
         }
+        return notify(project, ["store": .string(TestStore.appStoreName), "signed_payload": payload])
+    }
+
+    /// `POST /v1/stores/stripe/{project}`: Stripe's event, byte for byte, and its
+    /// `Stripe-Signature`, run as `store.notify`; the signature is what authenticates it.
+    private func stripeNotification(_ http: HTTPRequest, project name: String) -> HTTPHandling {
+        guard let project = notifiedProject(name) else { return Self.unknownProject(name) }
+        var fields: JSONObject = ["store": .string(TestStore.stripeName), "payload": .string(String(decoding: http.body, as: UTF8.self))]
+        if let signature = http.headers["Stripe-Signature"] { fields.append("stripe_signature", .string(signature)) }
+        return notify(project, fields)
+    }
+
+    private func notifiedProject(_ name: String) -> Project? {
+        guard let id = try? ProjectID(validating: name) else { return nil }
+        return registry.project(id)
+    }
+
+    private static func unknownProject(_ name: String) -> HTTPHandling {
+        let error = GatehouseError.notFound("project \"\(name.prefix(64))\"")
+        return .respond(HTTPAnswers.error(error), notifyTally(error.code))
+    }
+
+    /// A store's notification, run as `store.notify` with the project's secret role.
+    private func notify(_ project: Project, _ fields: JSONObject) -> HTTPHandling {
         let session = Session()
         session.set(.project(project, .secret, generation: project.published.generation(of: .secret)))
-        let request = Request(
-            id: .null, op: PurchaseOperations.notify.name,
-            fields: Fields(["store": .string(TestStore.appStoreName), "signed_payload": payload])
-        )
+        let request = Request(id: .null, op: PurchaseOperations.notify.name, fields: Fields(fields))
         return .run(request, session) { outcome in (Self.storeAnswer(outcome), Self.notifyTally(outcome.code)) }
     }
 
@@ -151,7 +173,7 @@ extension ServerCore {
         case .success(let reply):
             return HTTPAnswers.json(200, ["applied": reply.result["applied"] ?? .bool(false)])
         case .failure(let error):
-            if error == TestStore.notEnabled(TestStore.appStoreName) {
+            if error == TestStore.notEnabled(TestStore.appStoreName) || error == TestStore.notEnabled(TestStore.stripeName) {
                 return HTTPAnswers.error(GatehouseError(.notFound, error.message))
             }
             switch error.code {

@@ -1,6 +1,7 @@
 import GatehouseAppStore
 import GatehouseCore
 import GatehouseRuntime
+import GatehouseStripe
 import GatehouseWire
 
 /// Purchases, the store and promotional grants (PROTOCOL.md, "Purchases and the store").
@@ -69,6 +70,13 @@ enum PurchaseOperations {
             let verified = AppStoreInput.notification(fields, verifier: context.core.appStoreVerifier)
             outcome = try await context.project.notify { config, nowMs throws(GatehouseError) in
                 try AppStoreInput.storeNotification(verified, config: config, nowMs: nowMs)
+            }
+        } else if store == TestStore.stripeName {
+            let body = Array(try fields.string("payload").utf8)
+            let signature = try fields.optionalString("stripe_signature")
+            let event = StripeInput.event(body)
+            outcome = try await context.project.notifyStripe { config, nowMs throws(GatehouseError) in
+                try StripeInput.notice(body: body, signature: signature, event: event, config: config, nowMs: nowMs)
             }
         } else {
             let event = try fields.object("event")

@@ -18,13 +18,17 @@ public enum TestStore {
 
     /// The App Store's name on the wire (its signed data is read by the GatehouseAppStore module).
     public static let appStoreName = "app_store"
+    /// The web store's name in a request (its purchases are `ProjectState.stripeStore`'s).
+    public static let stripeName = "stripe"
 
     /// What ``requireEnabled(_:in:)`` answers for a known store the project has not enabled
     /// (HTTP's store endpoints tell it apart: it is their 404).
     public static func notEnabled(_ store: String) -> GatehouseError {
-        store == appStoreName
-            ? .badField("store", "the App Store is not enabled in the project's config (stores.app_store)")
-            : .badField("store", "the test store is not enabled in the project's config (stores.test)")
+        switch store {
+        case appStoreName: .badField("store", "the App Store is not enabled in the project's config (stores.app_store)")
+        case stripeName: .badField("store", "Stripe is not enabled in the project's config (stores.stripe)")
+        default: .badField("store", "the test store is not enabled in the project's config (stores.test)")
+        }
     }
 
     /// Checks that `store` names a store the project has enabled: `test` with `stores.test`,
@@ -35,8 +39,10 @@ public enum TestStore {
             guard config.stores.test else { throw notEnabled(store) }
         case appStoreName:
             guard config.stores.appStore != nil else { throw notEnabled(store) }
+        case stripeName:
+            guard config.stores.stripe != nil else { throw notEnabled(store) }
         default:
-            throw .badField("store", "unknown store \"\(store)\" (expected test or app_store)")
+            throw .badField("store", "unknown store \"\(store)\" (expected test, app_store or stripe)")
         }
     }
 
