@@ -13,21 +13,6 @@ import Testing
         try StripeEvent.parse(Fixtures.body(event))
     }
 
-    /// The error parsing `body` gives (failing the test when it parses).
-    static func refusal(_ body: [UInt8]) -> GatehouseError? {
-        do {
-            let event = try StripeEvent.parse(body)
-            Issue.record("parsed: \(event)")
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    static func refusal(_ event: JSONObject) -> GatehouseError? {
-        refusal(Fixtures.body(event))
-    }
-
     @Test func theEnvelopeIsRead() throws {
         let event = try Self.parse(
             Fixtures.event(.customerSubscriptionUpdated, Fixtures.subscription(), id: "evt_1Envelope", createdSeconds: 1_782_900_000,
@@ -223,13 +208,13 @@ import Testing
 
     @Test func theSharedPayloadsWithoutATypeAreRefusedNamingIt() throws {
         for name in ["payload-stripe-node-EVENT_PAYLOAD_STRING.json", "payload-stripe-python-DUMMY_WEBHOOK_PAYLOAD.json"] {
-            let error = Self.refusal(try StripeVectors.bytes(name))
+            let error = StripeEventRefusalTests.refusal(try StripeVectors.bytes(name))
             #expect(error == GatehouseError(.badRequest, "type: is required"), "\(name)")
         }
     }
 
     @Test func theSharedV2EventIsRefusedAsNotAV1Event() throws {
-        let error = Self.refusal(try StripeVectors.bytes("payload-stripe-python-DUMMY_V2_WEBHOOK_PAYLOAD.json"))
+        let error = StripeEventRefusalTests.refusal(try StripeVectors.bytes("payload-stripe-python-DUMMY_V2_WEBHOOK_PAYLOAD.json"))
         #expect(error == GatehouseError(.badRequest, #"object: expected "event", got "v2.core.event""#))
     }
 

@@ -30,6 +30,7 @@ import Testing
         return .object(JSONObject(members: object.members.map { $0.key == head ? .init(key: head, value: child) : $0 }))
     }
 
+    /// The error parsing `body` gives (failing the test when it parses).
     static func refusal(_ body: [UInt8]) -> GatehouseError? {
         do {
             let event = try StripeEvent.parse(body)
