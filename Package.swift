@@ -39,6 +39,7 @@ let package = Package(
         .target(name: "GatehouseHTTP", dependencies: ["GatehouseBase", "CHTTPParser"]),
         .target(name: "GatehouseStorage", dependencies: ["GatehouseBase", "CZlib", "CGatehouseLinux"]),
         .target(name: "GatehouseAppStore", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase", "COpenSSL"]),
+        .target(name: "GatehouseStripe", dependencies: ["GatehouseCore", "GatehouseWire", "GatehouseBase"]),
         .target(name: "GatehouseRuntime", dependencies: ["GatehouseCore", "GatehouseStorage", "GatehouseBase"]),
         .target(
             name: "GatehouseOutbound",
@@ -68,8 +69,8 @@ let package = Package(
         .target(
             name: "GatehouseTesting",
             dependencies: [
-                "GatehouseServer", "GatehouseOutbound", "GatehouseAppStore", "GatehouseWire", "GatehousePosix", "GatehouseHTTP",
-                "GatehouseStorage", "GatehouseBase", "COpenSSL", "CGatehouseLinux", "CGatehouseTestRun",
+                "GatehouseServer", "GatehouseOutbound", "GatehouseAppStore", "GatehouseStripe", "GatehouseWire", "GatehousePosix",
+                "GatehouseHTTP", "GatehouseStorage", "GatehouseBase", "COpenSSL", "CGatehouseLinux", "CGatehouseTestRun",
             ]
         ),
         .testTarget(name: "GatehouseBaseTests", dependencies: ["GatehouseBase", "GatehouseTesting"]),
@@ -81,6 +82,14 @@ let package = Package(
         .testTarget(name: "GatehouseHTTPTests", dependencies: ["GatehouseHTTP", "GatehouseBase"]),
         .testTarget(name: "GatehouseWireTests", dependencies: ["GatehouseWire", "GatehouseCore", "GatehouseBase"]),
         .testTarget(name: "GatehouseAppStoreTests", dependencies: ["GatehouseAppStore", "GatehouseWire", "GatehouseBase"]),
+        .testTarget(
+            name: "GatehouseStripeTests",
+            dependencies: [
+                "GatehouseStripe", "GatehouseTesting", "GatehouseOutbound", "GatehouseHTTP", "GatehouseWire", "GatehouseCore",
+                "GatehouseBase",
+            ],
+            exclude: ["Vectors"]
+        ),
         .testTarget(
             name: "GatehouseOutboundTests",
             dependencies: [
