@@ -49,7 +49,7 @@ let package = Package(
             name: "GatehouseServer",
             dependencies: [
                 "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehousePosix", "GatehouseHTTP", "GatehouseAppStore",
-                "GatehouseOutbound", "GatehouseCore", "GatehouseBase",
+                "GatehouseOutbound", "GatehouseStripe", "GatehouseCore", "GatehouseBase",
             ]
         ),
 
@@ -101,7 +101,7 @@ let package = Package(
             name: "GatehouseServerTests",
             dependencies: [
                 "GatehouseServer", "GatehouseTesting", "GatehouseRuntime", "GatehouseStorage", "GatehouseWire", "GatehouseHTTP",
-                "GatehouseAppStore", "GatehouseOutbound", "GatehouseCore", "GatehouseBase",
+                "GatehouseAppStore", "GatehouseOutbound", "GatehouseStripe", "GatehouseCore", "GatehouseBase",
             ]
         ),
         .testTarget(
