@@ -99,6 +99,9 @@ public struct ServerConfiguration: Sendable {
     /// How long one delivery attempt may take before it counts as failed (`--outbound-timeout`;
     /// DESIGN.md: a 2xx within 30 s).
     public var outboundTimeout: Duration = .milliseconds(DeliverySchedule.attemptTimeoutMs)
+    /// Stripe's API, which purchase links make Checkout Sessions with (`--stripe-api-url`: tests
+    /// point it at a local fake).
+    public var stripeAPIURL = "https://api.stripe.com"
 
     public init() {}
 }

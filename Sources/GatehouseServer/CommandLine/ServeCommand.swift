@@ -35,6 +35,7 @@ enum ServeCommand {
             .value("log-level", placeholder: "LEVEL", help: "trace, debug, info (default), notice, warning, error, critical"),
             .value("log-format", placeholder: "FORMAT", help: "text (default) or json, one line per event on stderr"),
             .value("app-store-root", placeholder: "FILE", help: "trust this root certificate (DER, or PEM with one or more certificates) for App Store signed data instead of the built-in Apple Root CA - G3 (sandboxes and tests)", repeatable: true),
+            .value("stripe-api-url", placeholder: "URL", help: "make purchase links' Checkout Sessions here instead of https://api.stripe.com (a test double)"),
             .value("app-store-api-url", placeholder: "URL", help: "send App Store Server API requests here instead of Apple's production and sandbox hosts (a proxy or a test double)"),
             .flag("outbound-allow-private", help: "let webhooks and pushes go to http:// and to loopback, private and link-local addresses (tests, private networks)"),
             .value("outbound-timeout", placeholder: "MS", help: "how long one webhook or push attempt may take before it counts as failed (default 30000)"),
@@ -146,12 +147,18 @@ enum ServeCommand {
         return configuration
     }
 
-    /// `--app-store-root`, `--app-store-api-url`.
+    /// `--app-store-root`, `--app-store-api-url`, `--stripe-api-url`: where the stores are.
     private static func applyAppStore(_ parsed: ParsedArguments, to configuration: inout ServerConfiguration)
         throws(UsageError)
     {
         let rootFiles = parsed.values("app-store-root")
         if !rootFiles.isEmpty { configuration.appStoreRootCertificates = try appStoreRoots(rootFiles) }
+        if let url = parsed.value("stripe-api-url") {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw UsageError("--stripe-api-url must be an http:// or https:// address, got '\(url)'")
+            }
+            configuration.stripeAPIURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
         if let url = parsed.value("app-store-api-url") {
             guard isHTTPAddress(url) else {
                 throw UsageError("--app-store-api-url must be an http:// or https:// address, got '\(url)'")

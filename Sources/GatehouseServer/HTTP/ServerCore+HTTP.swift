@@ -13,6 +13,7 @@ enum HTTPRoute: Sendable {
     case op
     case appStoreNotification
     case stripeNotification
+    case purchaseLink
     case revenueCat(RevenueCatRoute)
 
     static let router: HTTPRouter<HTTPRoute> = {
@@ -23,6 +24,7 @@ enum HTTPRoute: Sendable {
         router.add("POST", "/v1/op", .op)
         router.add("POST", "/v1/stores/app-store/{project}", .appStoreNotification)
         router.add("POST", "/v1/stores/stripe/{project}", .stripeNotification)
+        router.add("GET", "/pay/{project}/{offering}/{package}", .purchaseLink)
         for (method, pattern, route) in RevenueCatRoute.patterns { router.add(method, pattern, .revenueCat(route)) }
         return router
     }()
@@ -63,6 +65,8 @@ extension ServerCore {
             return appStoreNotification(request, project: parameters["project"] ?? "")
         case .stripeNotification:
             return stripeNotification(request, project: parameters["project"] ?? "")
+        case .purchaseLink:
+            return purchaseLink(request, parameters: parameters)
         case .revenueCat(let route):
             return revenueCat(route, parameters: parameters, request, keys: keys)
         }
