@@ -25,28 +25,9 @@ private func validWith(_ change: (inout ProjectConfig) -> Void) -> ProjectConfig
     return config
 }
 
-private func stateHolding(_ config: ProjectConfig) -> ProjectState {
-    let keys = KeyDigests(publicKey: SecretDigest(secret: "pk"), secretKey: SecretDigest(secret: "sk"))
-    var state = ProjectState(id: try! ProjectID(validating: "acme"), name: "Acme", createdMs: 0, keys: keys)
-    state.apply(ProjectState.ChangeBatch([.configReplaced(config)], atMs: 0))
-    return state
-}
-
-/// Expects `bad_request` naming `field`, from `validate()` and from `replaceConfig`, which then
-/// leaves the stored config as it was.
+/// Expects `bad_request` naming `field` (``expectConfigRefused(_:at:replacing:sourceLocation:)``).
 private func expectRefused(_ config: ProjectConfig, at field: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    do throws(GatehouseError) {
-        try config.validate()
-        Issue.record("expected \(field) to be refused", sourceLocation: sourceLocation)
-    } catch {
-        #expect(error.code == .badRequest, sourceLocation: sourceLocation)
-        #expect(error.message.hasPrefix("\(field): "), "\(error.message)", sourceLocation: sourceLocation)
-    }
-    let state = stateHolding(valid)
-    #expect(throws: GatehouseError.self, sourceLocation: sourceLocation) {
-        _ = try state.replaceConfig(with: config, random: SeededRandomSource(seed: 1))
-    }
-    #expect(state.config == valid, sourceLocation: sourceLocation)
+    expectConfigRefused(config, at: field, replacing: valid, sourceLocation: sourceLocation)
 }
 
 @Suite struct OutboundConfigValidationTests {

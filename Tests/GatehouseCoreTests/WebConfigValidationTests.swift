@@ -20,13 +20,7 @@ private func validWith(_ change: (inout ProjectConfig) -> Void) -> ProjectConfig
 }
 
 private func expectRefused(_ config: ProjectConfig, at field: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    do throws(GatehouseError) {
-        try config.validate()
-        Issue.record("expected \(field) to be refused", sourceLocation: sourceLocation)
-    } catch {
-        #expect(error.code == .badRequest, sourceLocation: sourceLocation)
-        #expect(error.message.hasPrefix("\(field): "), "\(error.message)", sourceLocation: sourceLocation)
-    }
+    expectConfigRefused(config, at: field, replacing: valid, sourceLocation: sourceLocation)
 }
 
 @Suite struct WebConfigValidationTests {

@@ -65,16 +65,6 @@ private func withOneSignal(_ edit: (inout JSONObject) -> Void) throws -> JSONObj
     return json
 }
 
-private func expectRefused(_ json: JSONObject, at field: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    do throws(GatehouseError) {
-        let config = try ProjectConfig(json: json)
-        Issue.record("expected \(field) to be refused, decoded \(config)", sourceLocation: sourceLocation)
-    } catch {
-        #expect(error.code == .badRequest, sourceLocation: sourceLocation)
-        #expect(error.message.hasPrefix("\(field): "), "\(error.message)", sourceLocation: sourceLocation)
-    }
-}
-
 @Suite struct OutboundConfigCodecTests {
     @Test func webhooksAndIntegrationsDecode() throws {
         #expect(try ProjectConfig(json: document()) == outboundConfig)

@@ -57,16 +57,6 @@ private func withWeb(_ edit: (inout JSONObject) -> Void) throws -> JSONObject {
     }
 }
 
-private func expectRefused(_ json: JSONObject, at field: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    do throws(GatehouseError) {
-        let config = try ProjectConfig(json: json)
-        Issue.record("expected \(field) to be refused, decoded \(config)", sourceLocation: sourceLocation)
-    } catch {
-        #expect(error.code == .badRequest, sourceLocation: sourceLocation)
-        #expect(error.message.hasPrefix("\(field): "), "\(error.message)", sourceLocation: sourceLocation)
-    }
-}
-
 @Suite struct WebConfigCodecTests {
     @Test func stripeAndWebDecode() throws {
         #expect(try ProjectConfig(json: document()) == webConfig)
