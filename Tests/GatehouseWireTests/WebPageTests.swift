@@ -123,6 +123,19 @@ private func hrefs(_ page: String) -> [String] {
         }
     }
 
+    @Test func noIDIsUsedTwiceOnAPage() {
+        for page in everyPage(scanner) {
+            let ids = page.split(separator: " id=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+            #expect(Set(ids).count == ids.count, "\(ids)")
+        }
+    }
+
+    @Test func theSupportAddressShowsOnceOnEveryPage() {
+        for page in everyPage(scanner) {
+            #expect(page.split(separator: "help@scanner.example", omittingEmptySubsequences: false).count == 3, "href and text, once")
+        }
+    }
+
     @Test func noPageHasScriptsOrLoadsAnythingFromElsewhere() throws {
         let eventHandlerAttribute = try Regex(#"\son[a-z]+\s*="#)
         for page in everyPage(scanner) {

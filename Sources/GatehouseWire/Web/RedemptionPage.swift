@@ -37,13 +37,16 @@ public enum RedemptionPage {
                 state: "redeemed",
                 body: """
                     <h1>Already unlocked</h1>
-                    <p class="lead">This purchase is already unlocked in \(app) for the account that opened this link first. \
-                    Open \(app) on that phone to use it.</p>
-                    <p>Not you? \(WebPage.askSupport(face)).</p>
-                    """
+                    <p class="lead">This purchase is already unlocked in \(app), on the account that used this link first. \
+                    Open \(app) on that device to use it.</p>
+                    <p>Not you? Please \(WebPage.askSupport(face)).</p>
+                    """,
+                namesSupport: true
             )
         case .expired(let obfuscatedEmail):
-            return WebPage.Content(title: "This link has expired · \(app)", state: "expired", body: expired(face, sentTo: obfuscatedEmail))
+            return WebPage.Content(
+                title: "This link has expired · \(app)", state: "expired", body: expired(face, sentTo: obfuscatedEmail), namesSupport: true
+            )
         case .invalid:
             return WebPage.Content(
                 title: "Link not valid · \(app)",
@@ -52,8 +55,9 @@ public enum RedemptionPage {
                     <h1>This link is not valid</h1>
                     <p class="lead">It may be incomplete. Open the link from your \(app) email again, tapping it rather \
                     than copying part of it.</p>
-                    <p>Still stuck? \(WebPage.askSupport(face)).</p>
-                    """
+                    <p>Still stuck? Please \(WebPage.askSupport(face)).</p>
+                    """,
+                namesSupport: true
             )
         }
     }

@@ -64,7 +64,8 @@ public enum SuccessPage {
                     <h1>We can’t find this payment</h1>
                     <p class="lead">If you paid for \(app), your email has a link to unlock it. If nothing arrives, \
                     \(WebPage.askSupport(face)).</p>
-                    """
+                    """,
+                namesSupport: true
             )
         }
     }

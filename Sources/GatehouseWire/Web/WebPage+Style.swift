@@ -29,7 +29,8 @@ extension WebPage {
         .store small{font-size:11px;font-weight:500;opacity:0.8}
         .hint{font-size:14px;color:var(--muted);margin:12px 0 0}
         .copy{display:block;padding:12px 14px;border-radius:12px;background:var(--soft);color:var(--ink);\
-        font:14px/1.45 ui-monospace,"SF Mono",Menlo,Consolas,monospace;word-break:break-all;-webkit-user-select:all;user-select:all}
+        font:14px/1.45 ui-monospace,"SF Mono",Menlo,Consolas,monospace;word-break:break-all;text-decoration:none;-webkit-user-select:all;user-select:all}
+        .elsewhere p{font-size:15px;color:var(--muted);margin-bottom:12px}
         .address{font-weight:600;color:var(--ink)}
         a{color:var(--accent)}
         .spinner{width:28px;height:28px;border-radius:50%;border:3px solid var(--line);border-top-color:var(--accent);\

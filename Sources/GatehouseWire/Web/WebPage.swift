@@ -13,7 +13,10 @@ public enum WebPage {
         var state: String
         var body: HTML
         /// Seconds after which the page reloads itself, for a state that will change by itself.
-        var refreshSeconds: Int?
+        var refreshSeconds: Int? = nil
+        /// Whether the body already says how to reach support (``askSupport(_:)``), so the
+        /// footer does not repeat it.
+        var namesSupport = false
     }
 
     static func document(_ face: WebAppFace, page: String, content: Content) -> String {
@@ -36,7 +39,7 @@ public enum WebPage {
             \(brand(face))
             \(content.body)
             </main>
-            \(footer(face))
+            \(content.namesSupport ? .empty : footer(face))
             </body>
             </html>
 
