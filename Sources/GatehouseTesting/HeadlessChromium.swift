@@ -49,7 +49,7 @@ public struct HeadlessChromium: Sendable {
         _ = try await withTemporaryDirectory(prefix: "gh-chromium") { directory in
             try await run(["--screenshot=\(path)", "--window-size=\(width),\(height)", "--hide-scrollbars", url], in: directory)
         }
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard await offThePool({ FileManager.default.fileExists(atPath: path) }) else {
             throw Failure(description: "chromium wrote no screenshot to \(path)")
         }
     }
