@@ -10,7 +10,7 @@ extension WebPage {
         html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
         body{margin:0;min-height:100vh;background:var(--paper);color:var(--ink);\
         font:17px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;\
-        display:flex;flex-direction:column;align-items:center;padding:24px 16px}
+        display:flex;flex-direction:column;align-items:center;padding:24px 16px;overflow-wrap:break-word}
         main{width:100%;max-width:440px;background:var(--card);border:1px solid var(--line);border-radius:20px;padding:28px 22px 24px}
         .brand{display:flex;align-items:center;gap:12px;margin-bottom:22px;font-weight:600;font-size:17px}
         .mark{flex:none;width:44px;height:44px;border-radius:12px;display:grid;place-items:center;font-size:22px;font-weight:700;\
