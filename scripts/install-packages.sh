@@ -11,6 +11,9 @@
 set -euo pipefail
 
 need=()
+# chromium: the real browser the tests of the buyer's web pages open them in, with JavaScript off
+# (GatehouseTesting's HeadlessChromium; those tests skip only when it is missing).
+dpkg -s chromium >/dev/null 2>&1 || need+=(chromium)
 for package in zlib1g-dev libssl-dev libhttp-parser-dev libcurl4-openssl-dev pkg-config util-linux haproxy openssl curl; do
     dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
