@@ -7,10 +7,9 @@ import Glibc
 
 /// One request on a libcurl easy handle, from its setup to its answer. Confined to the client's
 /// curl thread: made, driven and finished there.
-final class CurlTransfer {
+final class CurlTransfer: CurlThreadTransfer {
     typealias Completion = CheckedContinuation<Result<OutboundResponse, OutboundError>, Never>
 
-    let id: UInt64
     let easy: UnsafeMutableRawPointer
     private let completion: Completion
     private let responseBytesMax: Int
@@ -26,7 +25,7 @@ final class CurlTransfer {
     private var isFinished = false
 
     /// A transfer set up for `request`; `nil` when it cannot be, after answering why.
-    static func make(id: UInt64, request: OutboundRequest, completion: Completion) -> CurlTransfer? {
+    static func make(request: OutboundRequest, completion: Completion) -> CurlTransfer? {
         if let refusal = request.refusal {
             completion.resume(returning: .failure(OutboundError(code: .invalidRequest, message: refusal)))
             return nil
@@ -35,7 +34,7 @@ final class CurlTransfer {
             completion.resume(returning: .failure(OutboundError(code: .transport, message: "curl_easy_init failed")))
             return nil
         }
-        let transfer = CurlTransfer(id: id, easy: easy, request: request, completion: completion)
+        let transfer = CurlTransfer(easy: easy, request: request, completion: completion)
         if let failure = transfer.configure(request) {
             transfer.finish(with: .failure(OutboundError(code: .invalidRequest, message: failure)))
             return nil
@@ -43,8 +42,7 @@ final class CurlTransfer {
         return transfer
     }
 
-    private init(id: UInt64, easy: UnsafeMutableRawPointer, request: OutboundRequest, completion: Completion) {
-        self.id = id
+    private init(easy: UnsafeMutableRawPointer, request: OutboundRequest, completion: Completion) {
         self.easy = easy
         self.completion = completion
         self.responseBytesMax = request.responseBytesMax
@@ -186,6 +184,10 @@ final class CurlTransfer {
         finish(with: result(of: code))
     }
 
+    func stop(_ stop: CurlStop) {
+        finish(with: .failure(stop.outboundError))
+    }
+
     /// Answers the waiting task, once.
     func finish(with result: Result<OutboundResponse, OutboundError>) {
         guard !isFinished else { return }
@@ -239,6 +241,18 @@ final class CurlTransfer {
             default: .transport
             }
         return OutboundError(code: kind, message: detail)
+    }
+}
+
+extension CurlStop {
+    var outboundError: OutboundError {
+        let code: OutboundError.Code =
+            switch reason {
+            case .closed: .closed
+            case .cancelled: .cancelled
+            case .failed: .transport
+            }
+        return OutboundError(code: code, message: message)
     }
 }
 
