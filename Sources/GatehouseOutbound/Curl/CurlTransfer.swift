@@ -17,7 +17,7 @@ final class CurlTransfer: CurlThreadTransfer {
     private let addressPolicy: OutboundRequest.AddressPolicy
     private let started = ContinuousClock.now
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let errorBuffer = CurlErrorBuffer()
     private var body: [UInt8] = []
     private var exceededBytesMax = false
     /// The class of the last address the policy refused, if any.
@@ -48,40 +48,29 @@ final class CurlTransfer: CurlThreadTransfer {
         self.responseBytesMax = request.responseBytesMax
         self.discardsLongBodies = request.discardsLongBodies
         self.addressPolicy = request.addressPolicy
-        let size = ccurl_error_size()
-        self.errorBuffer = .allocate(capacity: size)
-        errorBuffer.initialize(repeating: 0, count: size)
     }
 
-    /// The easy handle is cleaned up here, after the multi handle has let it go.
+    /// The easy handle is cleaned up here, after the multi handle has let it go (and before the
+    /// error buffer it writes into goes).
     deinit {
         precondition(isFinished, "a transfer was dropped without an answer")
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
     }
 
     // MARK: Setup
 
     /// Sets every option; the first libcurl refuses is the failure.
     private func configure(_ request: OutboundRequest) -> String? {
-        var failure: String?
-        func check(_ code: CURLcode, _ what: String) {
-            if failure == nil, code != CURLE_OK { failure = "\(what): \(String(cString: curl_easy_strerror(code)))" }
-        }
-        check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "error buffer")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "nosignal")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url), "url")
+        var options = CurlOptions(easy)
+        func check(_ code: CURLcode, _ what: String) { options.check(code, what) }
         let schemes = request.schemes.joined(separator: ",")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, schemes), "protocols")
+        options.setBasics(
+            errorBuffer: errorBuffer, url: request.url, schemes: schemes, connectTimeout: request.connectTimeout,
+            timeout: request.timeout)
         // Redirects are not followed (libcurl's default); were one ever followed, it would keep to the same schemes.
         check(ccurl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, schemes), "redirect protocols")
         check(ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "no redirects")
-        // libcurl's defaults, said again so that no later option can loosen them unseen.
-        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify peer")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify host")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)), "connect timeout")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)), "timeout")
         if !request.discardsLongBodies {
             // Refused before the body comes when Content-Length already says it is too long.
             check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.responseBytesMax)), "size limit")
@@ -96,7 +85,7 @@ final class CurlTransfer: CurlThreadTransfer {
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()), "write data")
         check(setMethod(request), "method")
         check(setHeaders(request.headers), "headers")
-        return failure
+        return options.failure
     }
 
     private func setMethod(_ request: OutboundRequest) -> CURLcode {
@@ -129,10 +118,6 @@ final class CurlTransfer: CurlThreadTransfer {
             headerList = appended
         }
         return ccurl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int {
-        max(1, Int(clamping: duration.wholeMilliseconds))
     }
 
     // MARK: Receiving
@@ -220,7 +205,7 @@ final class CurlTransfer: CurlThreadTransfer {
     }
 
     private func error(for code: CURLcode) -> OutboundError {
-        let detail = errorBuffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: errorBuffer)
+        let detail = errorBuffer.detail(for: code)
         if exceededBytesMax || code == CURLE_FILESIZE_EXCEEDED {
             return OutboundError(code: .responseTooLarge, message: "response body over \(responseBytesMax) bytes")
         }

@@ -11,7 +11,7 @@ final class SMTPTransfer: CurlThreadTransfer {
     private let message: [UInt8]
     private var sent = 0
     private var recipients: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let errorBuffer = CurlErrorBuffer()
     private var isFinished = false
 
     /// A transfer set up to send `message`; `nil` when it cannot be, after answering why.
@@ -34,37 +34,26 @@ final class SMTPTransfer: CurlThreadTransfer {
         self.easy = easy
         self.message = message
         self.completion = completion
-        let size = ccurl_error_size()
-        self.errorBuffer = .allocate(capacity: size)
-        errorBuffer.initialize(repeating: 0, count: size)
     }
 
     deinit {
         precondition(isFinished, "a transfer was dropped without an answer")
         curl_easy_cleanup(easy)
         curl_slist_free_all(recipients)
-        errorBuffer.deallocate()
     }
 
     /// Sets every option; the first libcurl refuses is the failure.
     private func configure(_ mail: MailMessage, settings: SMTPSettings, timeouts: SMTPSender.Timeouts) -> String? {
-        var failure: String?
-        func check(_ code: CURLcode, _ what: String) {
-            if failure == nil, code != CURLE_OK { failure = "\(what): \(String(cString: curl_easy_strerror(code)))" }
-        }
-        check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "error buffer")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "nosignal")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_URL, settings.url), "url")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, settings.isImplicitTLS ? "smtps" : "smtp"), "protocols")
+        var options = CurlOptions(easy)
+        func check(_ code: CURLcode, _ what: String) { options.check(code, what) }
+        options.setBasics(
+            errorBuffer: errorBuffer, url: settings.url, schemes: settings.isImplicitTLS ? "smtps" : "smtp",
+            connectTimeout: timeouts.connect, timeout: timeouts.whole)
         // The mail server is reached directly: a proxy from the environment is for HTTP.
         check(ccurl_easy_setopt_string(easy, CURLOPT_PROXY, ""), "no proxy")
         // CURLUSESSL_ALL fails the transfer when the server offers no STARTTLS, instead of going on in plain text.
         let tls = settings.requireTLS ? CURLUSESSL_ALL : CURLUSESSL_NONE
         check(ccurl_easy_setopt_long(easy, CURLOPT_USE_SSL, Int(tls.rawValue)), "use ssl")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify peer")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify host")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds), "connect timeout")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeouts.whole.curlMilliseconds), "timeout")
         if let username = settings.username, let password = settings.password {
             check(ccurl_easy_setopt_string(easy, CURLOPT_USERNAME, username), "user name")
             check(ccurl_easy_setopt_string(easy, CURLOPT_PASSWORD, password), "password")
@@ -75,7 +64,7 @@ final class SMTPTransfer: CurlThreadTransfer {
         check(ccurl_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(message.count)), "message size")
         check(ccurl_easy_setopt_callback(easy, CURLOPT_READFUNCTION, smtpTransferRead), "read function")
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_READDATA, Unmanaged.passUnretained(self).toOpaque()), "read data")
-        return failure
+        return options.failure
     }
 
     private func setRecipient(_ address: MailAddress) -> CURLcode {
@@ -100,8 +89,7 @@ final class SMTPTransfer: CurlThreadTransfer {
         guard code != CURLE_OK else { return answer(.success(())) }
         var reply = 0
         _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &reply)
-        let detail = errorBuffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: errorBuffer)
-        answer(.failure(Self.error(for: code, reply: reply, detail: detail)))
+        answer(.failure(Self.error(for: code, reply: reply, detail: errorBuffer.detail(for: code))))
     }
 
     func stop(_ stop: CurlStop) {
@@ -146,11 +134,6 @@ extension CurlStop {
             }
         return MailError(code: code, message: message)
     }
-}
-
-extension Duration {
-    /// For libcurl's millisecond options, where 0 would mean "no limit".
-    fileprivate var curlMilliseconds: Int { max(1, Int(clamping: wholeMilliseconds)) }
 }
 
 /// libcurl's read callback: `context` is the transfer, which the curl thread keeps alive for as
