@@ -112,8 +112,20 @@ public final class SMTPMailbox: Sendable {
             defer { process = nil }
             return process
         }) else { return }
+        // A paused server would keep SIGTERM pending until continued.
+        running.signal(SIGCONT)
         running.signal(SIGTERM)
         _ = await running.finish()
+    }
+
+    /// Freezes the server (SIGSTOP): the kernel still accepts connections, but nothing answers
+    /// them, as with a mail server that hangs. ``resume()`` lets it go on.
+    public func pause() {
+        process.withLock { $0?.signal(SIGSTOP) }
+    }
+
+    public func resume() {
+        process.withLock { $0?.signal(SIGCONT) }
     }
 
     /// Stops the server and removes its directory, messages included.

@@ -21,11 +21,12 @@ import Testing
 
     /// Runs `body` with a mailbox and a sender to it (insecure unless told otherwise); stops both after.
     func withMailbox<T>(
-        sizeLimit: Int? = nil, insecure: Bool = true, _ body: (SMTPMailbox, SMTPSender) async throws -> T
+        sizeLimit: Int? = nil, insecure: Bool = true, timeouts: SMTPSender.Timeouts = .init(connect: .seconds(10), whole: .seconds(30)),
+        _ body: (SMTPMailbox, SMTPSender) async throws -> T
     ) async throws -> T {
         let mailbox = try await SMTPMailbox.start(sizeLimit: sizeLimit)
         let settings = try SMTPSettings(url: mailbox.url, from: "bounces@example.com", credentialsFile: nil, insecure: insecure)
-        let sender = SMTPSender(settings: settings, timeouts: .init(connect: .seconds(10), whole: .seconds(30)))
+        let sender = SMTPSender(settings: settings, timeouts: timeouts)
         do {
             let result = try await body(mailbox, sender)
             await sender.close()
@@ -82,6 +83,16 @@ import Testing
             try await sender.send(Self.message()).get()
             let messages = try await mailbox.messages()
             #expect(messages.map { $0.header("Message-ID") } == ["<rdrt-1.7@gatehouse.example>"])
+        }
+    }
+
+    @Test func aServerThatNeverAnswersTimesOutRetryably() async throws {
+        try await withMailbox(timeouts: .init(connect: .seconds(10), whole: .milliseconds(500))) { mailbox, sender in
+            mailbox.pause()
+            let error = try #require(await sender.send(Self.message()).failure)
+            mailbox.resume()
+            #expect(error.code == .timedOut)
+            #expect(error.retry == .later)
         }
     }
 
