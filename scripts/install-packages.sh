@@ -8,6 +8,8 @@
 #   prometheus_client (Python): the real parser the /metrics tests read the metrics with.
 #   standardwebhooks (Python, from PyPI; Debian packages none): the reference verifier of the
 #   signatures on the webhooks the outbox's tests receive (Tests/Support/webhook_receiver.py).
+#   aiosmtpd (Python; Debian's python3-aiosmtpd, or PyPI's when the python3 on the PATH is not
+#   Debian's own): the real SMTP server the mail tests send to (Tests/Support/smtp_mailbox.py).
 set -euo pipefail
 
 need=()
@@ -25,6 +27,9 @@ fi
 if ! python3 -c "import standardwebhooks" >/dev/null 2>&1 && ! python3 -m pip --version >/dev/null 2>&1; then
     need+=(python3-pip)
 fi
+if ! python3 -c "import aiosmtpd" >/dev/null 2>&1; then
+    dpkg -s python3-aiosmtpd >/dev/null 2>&1 || need+=(python3-aiosmtpd)
+fi
 if [ ${#need[@]} -gt 0 ]; then
     echo "install-packages: ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -39,4 +44,9 @@ if ! python3 -c "import standardwebhooks" >/dev/null 2>&1; then
     echo "install-packages: standardwebhooks (pip)"
     # A Debian python3 refuses pip installs outside a virtual environment unless told otherwise.
     PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check standardwebhooks
+fi
+# Debian's package serves Debian's python3; another python3 on the PATH takes it from PyPI.
+if ! python3 -c "import aiosmtpd" >/dev/null 2>&1; then
+    echo "install-packages: aiosmtpd (pip)"
+    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check aiosmtpd
 fi

@@ -7,10 +7,9 @@ import Glibc
 
 /// One request on a libcurl easy handle, from its setup to its answer. Confined to the client's
 /// curl thread: made, driven and finished there.
-final class CurlTransfer {
+final class CurlTransfer: CurlThreadTransfer {
     typealias Completion = CheckedContinuation<Result<OutboundResponse, OutboundError>, Never>
 
-    let id: UInt64
     let easy: UnsafeMutableRawPointer
     private let completion: Completion
     private let responseBytesMax: Int
@@ -18,7 +17,7 @@ final class CurlTransfer {
     private let addressPolicy: OutboundRequest.AddressPolicy
     private let started = ContinuousClock.now
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let errorBuffer = CurlErrorBuffer()
     private var body: [UInt8] = []
     private var exceededBytesMax = false
     /// The class of the last address the policy refused, if any.
@@ -26,7 +25,7 @@ final class CurlTransfer {
     private var isFinished = false
 
     /// A transfer set up for `request`; `nil` when it cannot be, after answering why.
-    static func make(id: UInt64, request: OutboundRequest, completion: Completion) -> CurlTransfer? {
+    static func make(request: OutboundRequest, completion: Completion) -> CurlTransfer? {
         if let refusal = request.refusal {
             completion.resume(returning: .failure(OutboundError(code: .invalidRequest, message: refusal)))
             return nil
@@ -35,7 +34,7 @@ final class CurlTransfer {
             completion.resume(returning: .failure(OutboundError(code: .transport, message: "curl_easy_init failed")))
             return nil
         }
-        let transfer = CurlTransfer(id: id, easy: easy, request: request, completion: completion)
+        let transfer = CurlTransfer(easy: easy, request: request, completion: completion)
         if let failure = transfer.configure(request) {
             transfer.finish(with: .failure(OutboundError(code: .invalidRequest, message: failure)))
             return nil
@@ -43,47 +42,35 @@ final class CurlTransfer {
         return transfer
     }
 
-    private init(id: UInt64, easy: UnsafeMutableRawPointer, request: OutboundRequest, completion: Completion) {
-        self.id = id
+    private init(easy: UnsafeMutableRawPointer, request: OutboundRequest, completion: Completion) {
         self.easy = easy
         self.completion = completion
         self.responseBytesMax = request.responseBytesMax
         self.discardsLongBodies = request.discardsLongBodies
         self.addressPolicy = request.addressPolicy
-        let size = ccurl_error_size()
-        self.errorBuffer = .allocate(capacity: size)
-        errorBuffer.initialize(repeating: 0, count: size)
     }
 
-    /// The easy handle is cleaned up here, after the multi handle has let it go.
+    /// The easy handle is cleaned up here, after the multi handle has let it go (and before the
+    /// error buffer it writes into goes).
     deinit {
         precondition(isFinished, "a transfer was dropped without an answer")
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
     }
 
     // MARK: Setup
 
     /// Sets every option; the first libcurl refuses is the failure.
     private func configure(_ request: OutboundRequest) -> String? {
-        var failure: String?
-        func check(_ code: CURLcode, _ what: String) {
-            if failure == nil, code != CURLE_OK { failure = "\(what): \(String(cString: curl_easy_strerror(code)))" }
-        }
-        check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "error buffer")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "nosignal")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url), "url")
+        var options = CurlOptions(easy)
+        func check(_ code: CURLcode, _ what: String) { options.check(code, what) }
         let schemes = request.schemes.joined(separator: ",")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, schemes), "protocols")
+        options.setBasics(
+            errorBuffer: errorBuffer, url: request.url, schemes: schemes, connectTimeout: request.connectTimeout,
+            timeout: request.timeout)
         // Redirects are not followed (libcurl's default); were one ever followed, it would keep to the same schemes.
         check(ccurl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, schemes), "redirect protocols")
         check(ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "no redirects")
-        // libcurl's defaults, said again so that no later option can loosen them unseen.
-        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify peer")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify host")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)), "connect timeout")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)), "timeout")
         if !request.discardsLongBodies {
             // Refused before the body comes when Content-Length already says it is too long.
             check(ccurl_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.responseBytesMax)), "size limit")
@@ -98,7 +85,7 @@ final class CurlTransfer {
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()), "write data")
         check(setMethod(request), "method")
         check(setHeaders(request.headers), "headers")
-        return failure
+        return options.failure
     }
 
     private func setMethod(_ request: OutboundRequest) -> CURLcode {
@@ -131,10 +118,6 @@ final class CurlTransfer {
             headerList = appended
         }
         return ccurl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int {
-        max(1, Int(clamping: duration.wholeMilliseconds))
     }
 
     // MARK: Receiving
@@ -186,6 +169,10 @@ final class CurlTransfer {
         finish(with: result(of: code))
     }
 
+    func stop(_ stop: CurlStop) {
+        finish(with: .failure(stop.outboundError))
+    }
+
     /// Answers the waiting task, once.
     func finish(with result: Result<OutboundResponse, OutboundError>) {
         guard !isFinished else { return }
@@ -218,7 +205,7 @@ final class CurlTransfer {
     }
 
     private func error(for code: CURLcode) -> OutboundError {
-        let detail = errorBuffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: errorBuffer)
+        let detail = errorBuffer.detail(for: code)
         if exceededBytesMax || code == CURLE_FILESIZE_EXCEEDED {
             return OutboundError(code: .responseTooLarge, message: "response body over \(responseBytesMax) bytes")
         }
@@ -239,6 +226,18 @@ final class CurlTransfer {
             default: .transport
             }
         return OutboundError(code: kind, message: detail)
+    }
+}
+
+extension CurlStop {
+    var outboundError: OutboundError {
+        let code: OutboundError.Code =
+            switch reason {
+            case .closed: .closed
+            case .cancelled: .cancelled
+            case .failed: .transport
+            }
+        return OutboundError(code: code, message: message)
     }
 }
 
