@@ -162,7 +162,9 @@ func withOutboxServer(_ body: (TestServer) async throws -> Void) async throws {
                                    O.webhook("live", live.url)])
             let alice = try await o.store.create("alice")
             for n in 0..<40 { _ = try await o.transact(alice.id, 1, key: "k\(n)") }
-            let received = try await o.deliveries(live, count: 40)
+            // A bound on the wait, not a figure: CI's two cores run every suite at once, and the
+            // slow receiver alone takes three rounds of 5 s.
+            let received = try await o.deliveries(live, count: 40, timeout: .seconds(90))
             #expect(received.count == 40)
             let slowStatus = try await o.status("slow")
             #expect((slowStatus.int("in_flight") ?? 0) <= 16)
