@@ -94,6 +94,7 @@ import Testing
             let long = String(repeating: "a", count: 201)
             #expect(try await Self.get(f, "/pay/acme/default/monthly?app_user_id=\(long)").status == 400)
             #expect(try await Self.get(f, "/pay/acme/default/monthly?email=nobody").status == 400)
+            #expect(try await Self.get(f, "/pay/acme/default/monthly?app_user_id=%zz").status == 400, "never read as naming nobody")
             #expect(fake.seen.isEmpty)
         }
     }

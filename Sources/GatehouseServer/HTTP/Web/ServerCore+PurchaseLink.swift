@@ -13,11 +13,14 @@ import GatehouseStripe
 extension ServerCore {
     func purchaseLink(_ http: HTTPRequest, parameters: [String: String]) -> HTTPHandling {
         let names = (parameters["project"] ?? "", parameters["offering"] ?? "", parameters["package"] ?? "")
-        let query = URLComponents(string: "/?" + (http.query ?? ""))?.queryItems ?? []
-        let appUserID = query.first { $0.name == "app_user_id" }?.value.flatMap { $0.isEmpty ? nil : $0 }
-        let email = query.first { $0.name == "email" }?.value.flatMap { $0.isEmpty ? nil : $0 }
+        // A query that does not parse is refused, never read as naming nobody: that would sell to
+        // a new web profile what the link meant for a customer.
+        let query = Self.queryValues(http.query)
+        let appUserID = query?["app_user_id"].flatMap { $0.isEmpty ? nil : $0 }
+        let email = query?["email"].flatMap { $0.isEmpty ? nil : $0 }
         return .work { [self] in
             do throws(PurchaseLinkRefusal) {
+                guard query != nil else { throw PurchaseLinkRefusal(400, .badRequest, "The link's query does not parse.") }
                 let checkout = try await checkoutRequest(names, appUserID: appUserID, email: email)
                 let url = try await createCheckout(checkout.request, secretKey: checkout.secretKey)
                 let response = HTTPResponse(status: 303, contentType: "text/plain; charset=utf-8",
@@ -61,6 +64,24 @@ extension ServerCore {
             clientReferenceID: appUserID, customerEmail: email,
             metadata: ["gatehouse_project": id.description, "product_id": product.id])
         return (request, secretKey)
+    }
+
+    /// The query's values by name (the first of a repeated one), percent-decoded; `nil` when it
+    /// does not parse or a name or value holds an escape that decodes to nothing.
+    static func queryValues(_ query: String?) -> [String: String]? {
+        // Foundation reads a `%` that starts no escape as itself; such a query is refused here.
+        let bytes = Array((query ?? "").utf8)
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "%") {
+            guard index + 2 < bytes.count, Hex.decode(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self)) != nil
+            else { return nil }
+        }
+        guard let items = URLComponents(string: "/?" + (query ?? ""))?.percentEncodedQueryItems else { return nil }
+        var values: [String: String] = [:]
+        for item in items {
+            guard let name = item.name.removingPercentEncoding, let value = (item.value ?? "").removingPercentEncoding else { return nil }
+            if values[name] == nil { values[name] = value }
+        }
+        return values
     }
 
     /// Stripe's `client_reference_id` takes at most 200 characters.
