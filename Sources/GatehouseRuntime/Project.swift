@@ -40,6 +40,8 @@ public actor Project {
     public nonisolated let syncBoard: SyncBoard
     /// Connections watching this project's profiles.
     public nonisolated let watchHub = WatchHub()
+    /// The redemption tokens and `web` config the buyer's pages find the project by.
+    public nonisolated let publishedWeb: PublishedWeb
     private let context: ProjectContext
     private var state: ProjectState
     /// The log position of the last change applied here, durable or not yet.
@@ -87,6 +89,7 @@ public actor Project {
         self.context = context
         self.snapshotDueBytes = context.trigger.dueBytes(afterSnapshotBody: snapshotBodyBytes)
         self.published = PublishedProjectState(state: state)
+        self.publishedWeb = PublishedWeb(state: state)
         self.syncBoard = SyncBoard(configCursor: state.configCursor)
         self.outboxQueue = OutboxQueue(state.outbox)
     }
@@ -323,7 +326,9 @@ public actor Project {
     /// Log first, then apply: nothing is in memory that is not in the log, and a change the
     /// log refuses (disk full) leaves no trace.
     func commit(_ batch: ProjectState.ChangeBatch) throws(GatehouseError) -> LSN {
-        try commit(logging: { RuntimeRecord.projectChanged(incarnation, batch).logRecord }, applying: { $0.apply(batch) })
+        let lsn = try commit(logging: { RuntimeRecord.projectChanged(incarnation, batch).logRecord }, applying: { $0.apply(batch) })
+        publishWeb(after: batch)
+        return lsn
     }
 
     /// ``commit(_:)-(ChangeBatch)`` of a `currency.transact`'s batch, logged and applied from its

@@ -50,6 +50,9 @@ public final class FakeStripeAPI: Sendable {
         public let clientReferenceID: String?
         public let customerEmail: String?
         public let metadata: [String: String]
+        /// Where Checkout sends the buyer once they paid: `success_url` with
+        /// `{CHECKOUT_SESSION_ID}` replaced by the session's id, as Stripe replaces it.
+        public let returnURL: String
     }
 
     public let secretKey: String
@@ -238,7 +241,7 @@ extension FakeStripeAPI.Routes {
         return FakeStripeAPI.Session(
             id: id, url: "https://checkout.stripe.com/c/pay/\(id)", mode: mode, priceID: price,
             clientReferenceID: fields["client_reference_id"], customerEmail: fields["customer_email"],
-            metadata: metadata(in: form, prefix: "metadata["))
+            metadata: metadata(in: form, prefix: "metadata["), returnURL: success.replacing("{CHECKOUT_SESSION_ID}", with: id))
     }
 
     private static func missing(_ parameter: String) -> Refusal {

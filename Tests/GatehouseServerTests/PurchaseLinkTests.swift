@@ -62,7 +62,9 @@ import Testing
             #expect(seen.authorization == "Bearer \(X.secretKey)")
             #expect(seen.stripeVersion == StripeAPIVersion.pinned)
             #expect(seen.idempotencyKey?.hasPrefix("gh_") == true)
-            #expect(seen.field("success_url") == "https://pay.example.com/pay/success?session_id={CHECKOUT_SESSION_ID}")
+            #expect(seen.field("success_url") == "https://pay.example.com/pay/success?session_id={CHECKOUT_SESSION_ID}&project=acme")
+            #expect(session.returnURL == "https://pay.example.com/pay/success?session_id=\(session.id)&project=acme")
+            #expect(seen.field("cancel_url") == "https://apps.apple.com/app/id1")
             #expect(seen.field("subscription_data[metadata][product_id]") == "pro_monthly")
         }
     }

@@ -1,4 +1,6 @@
 import Foundation
+import GatehouseCore
+import GatehousePosix
 import GatehouseTesting
 import GatehouseWire
 import Testing
@@ -27,7 +29,10 @@ private func state(_ dom: DOMElements) -> String? {
     dom.elements(tag: "main").first?.attributes["data-state"]
 }
 
-/// Each browser is a few processes; one at a time leaves the two cores to the rest of the suite.
+/// The buyer's pages in a real browser with JavaScript off: rendered from strings for every
+/// state and face, and served by a real server (`GET /pay/r/…`, `GET /pay/success`) for the
+/// states a buyer meets. Each browser is a few processes; one at a time leaves the two cores to
+/// the rest of the suite.
 @Suite(.serialized, .enabled(if: HeadlessChromium.isInstalled, "needs /usr/bin/chromium (scripts/install-packages.sh installs it)"))
 struct WebPagesInABrowser {
     @Test func theHarnessRunsPageScriptsOnlyWhenAsked() async throws {
@@ -139,22 +144,93 @@ struct WebPagesInABrowser {
         #expect(dom.element(id: "open-app") == nil)
     }
 
-    /// A phone-sized picture of the ready page; `GATEHOUSE_WRITE_SCREENSHOT=1` keeps it as
-    /// docs/images/redemption-ready.png.
-    @Test func readyRedemptionPageScreenshotIsPhoneSized() async throws {
-        let png = try await withTemporaryDirectory(prefix: "gh-page") { directory in
-            let page = directory.appending("page.html")
-            let shot = directory.appending("ready.png")
-            let html = RedemptionPage.render(scanner, state: .ready(deepLink: deepLink, httpsLink: httpsLink))
-            try await TestFiles.write(Data(html.utf8), to: page)
-            try await HeadlessChromium().screenshot(url: HeadlessChromium.fileURL(page), to: shot, width: 390, height: 844)
-            return try await offThePool { try Data(contentsOf: URL(fileURLWithPath: shot)) }
+    // MARK: The pages as the server serves them
+
+    /// `target` on `shop`'s HTTP listener, as headless Chromium with JavaScript off builds it.
+    private func openServed(_ shop: WebShop, _ target: String) async throws -> DOMElements {
+        try await HeadlessChromium().elements(url: Self.url(shop, target))
+    }
+
+    private static func url(_ shop: WebShop, _ target: String) -> String {
+        "http://\(shop.server.httpAddress.host):\(shop.server.httpAddress.port)\(target)"
+    }
+
+    @Test func aServedReadyLinkPageOpensTheAppWithoutScript() async throws {
+        try await WebShop.run { shop throws in
+            try await shop.checkout()
+            let token = try await shop.token()
+            let dom = try await openServed(shop, "/pay/r/\(token)")
+            #expect(dom.elements(tag: "body").first?.attributes["data-page"] == "redemption")
+            #expect(state(dom) == "ready")
+            #expect(dom.elements(tag: "title").first?.text == "Your Scanner purchase is ready")
+            #expect(dom.text(id: "app-name") == "Scanner")
+            #expect(dom.element(id: "open-app")?.attributes["href"] == WebShop.deepLink(token))
+            #expect(dom.text(id: "open-app") == "Open the app")
+            #expect(dom.element(id: "https-link")?.attributes["href"] == WebShop.httpsLink(token))
+            #expect(dom.element(id: "app-store")?.attributes["href"] == "https://apps.apple.com/app/id123456789")
+            #expect(dom.element(id: "play-store")?.attributes["href"] == "https://play.google.com/store/apps/details?id=com.example.scanner")
+            #expect(dom.elements(tag: "script").isEmpty)
         }
-        #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
-        #expect(Self.bigEndian(png, at: 16) == 390)
-        #expect(Self.bigEndian(png, at: 20) == 844)
-        if ProcessInfo.processInfo.environment["GATEHOUSE_WRITE_SCREENSHOT"] != nil {
-            try await TestFiles.write(png, to: Self.screenshotPath)
+    }
+
+    @Test func servedRedeemedAndExpiredLinkPagesSayWhy() async throws {
+        try await WebShop.run { shop throws in
+            try await shop.checkout("cs_test_a1Redeemed", subscription: "sub_1Redeemed")
+            try await shop.checkout("cs_test_a1Expired", subscription: "sub_1Expired", email: "test@example.com")
+            let redeemed = try await shop.token(of: "cs_test_a1Redeemed")
+            let expired = try await shop.token(of: "cs_test_a1Expired")
+            #expect(try await shop.redeem(redeemed, by: try await shop.f.create("alice").id).isSuccess)
+            try await shop.f.advance(WebSettings.defaultRedemptionLinkHours * 3_600_000)
+
+            let redeemedDOM = try await openServed(shop, "/pay/r/\(redeemed)")
+            #expect(state(redeemedDOM) == "redeemed")
+            #expect(redeemedDOM.elements(tag: "h1").first?.text == "Already unlocked")
+            #expect(redeemedDOM.element(id: "open-app") == nil)
+            let expiredDOM = try await openServed(shop, "/pay/r/\(expired)")
+            #expect(state(expiredDOM) == "expired")
+            #expect(expiredDOM.text(id: "obfuscated-email") == "t***@e*****e.com")
+            #expect(expiredDOM.element(id: "open-app") == nil)
+            #expect(expiredDOM.element(id: "support-email")?.attributes["href"] == "mailto:help@scanner.example")
+        }
+    }
+
+    @Test func aServedSuccessPageWaitsForStripeThenOffersTheLink() async throws {
+        try await WebShop.run { shop throws in
+            let pending = try await openServed(shop, shop.successTarget())
+            #expect(pending.elements(tag: "body").first?.attributes["data-page"] == "success")
+            #expect(state(pending) == "pending")
+            let refresh = pending.elements(tag: "meta").first { $0.attributes["http-equiv"] == "refresh" }
+            #expect(refresh?.attributes["content"] == "3")
+            #expect(pending.element(id: "open-app") == nil)
+
+            try await shop.checkout()
+            let token = try await shop.token()
+            let ready = try await openServed(shop, shop.successTarget())
+            #expect(state(ready) == "ready")
+            #expect(ready.element(id: "open-app")?.attributes["href"] == WebShop.deepLink(token))
+            #expect(ready.element(id: "https-link")?.attributes["href"] == WebShop.httpsLink(token))
+            #expect(ready.element(id: "app-store") != nil)
+            #expect(!ready.elements(tag: "meta").contains { $0.attributes["http-equiv"] == "refresh" })
+        }
+    }
+
+    /// A phone-sized picture of the served ready page; `GATEHOUSE_WRITE_SCREENSHOT=1` keeps it
+    /// as docs/images/redemption-ready.png.
+    @Test func aServedReadyLinkPageScreenshotIsPhoneSized() async throws {
+        try await WebShop.run { shop throws in
+            try await shop.checkout()
+            let token = try await shop.token()
+            let png = try await withTemporaryDirectory(prefix: "gh-page") { directory in
+                let shot = directory.appending("ready.png")
+                try await HeadlessChromium().screenshot(url: Self.url(shop, "/pay/r/\(token)"), to: shot, width: 390, height: 844)
+                return try await offThePool { try Data(contentsOf: URL(fileURLWithPath: shot)) }
+            }
+            #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+            #expect(Self.bigEndian(png, at: 16) == 390)
+            #expect(Self.bigEndian(png, at: 20) == 844)
+            if ProcessInfo.processInfo.environment["GATEHOUSE_WRITE_SCREENSHOT"] != nil {
+                try await TestFiles.write(png, to: Self.screenshotPath)
+            }
         }
     }
 

@@ -58,6 +58,17 @@ import Testing
         #expect(sessions.first?.metadata == ["app_user_id": "customer-42"])
     }
 
+    @Test func theBuyerReturnsToTheSuccessURLWithTheSessionsID() async throws {
+        var request = Self.request
+        request.successURL = "https://gatehouse.test/pay/success?session_id={CHECKOUT_SESSION_ID}&project=acme"
+        let sessions = try await withFake { fake, client in
+            _ = try await Self.send(client, to: fake, body: request.formBody())
+            return fake.sessions
+        }
+        let session = try #require(sessions.first)
+        #expect(session.returnURL == "https://gatehouse.test/pay/success?session_id=\(session.id)&project=acme")
+    }
+
     @Test func aWrongOrMissingKeyIsRefusedWith401AsStripeDoes() async throws {
         let (wrong, missing, sessions) = try await withFake { fake, client in
             let wrong = try await Self.send(client, to: fake, key: "sk_test_51OtherAccountKey9876")

@@ -14,6 +14,8 @@ enum HTTPRoute: Sendable {
     case appStoreNotification
     case stripeNotification
     case purchaseLink
+    case redemptionPage
+    case successPage
     case revenueCat(RevenueCatRoute)
 
     static let router: HTTPRouter<HTTPRoute> = {
@@ -25,6 +27,8 @@ enum HTTPRoute: Sendable {
         router.add("POST", "/v1/stores/app-store/{project}", .appStoreNotification)
         router.add("POST", "/v1/stores/stripe/{project}", .stripeNotification)
         router.add("GET", "/pay/{project}/{offering}/{package}", .purchaseLink)
+        router.add("GET", "/pay/r/{token}", .redemptionPage)
+        router.add("GET", "/pay/success", .successPage)
         for (method, pattern, route) in RevenueCatRoute.patterns { router.add(method, pattern, .revenueCat(route)) }
         return router
     }()
@@ -67,6 +71,10 @@ extension ServerCore {
             return stripeNotification(request, project: parameters["project"] ?? "")
         case .purchaseLink:
             return purchaseLink(request, parameters: parameters)
+        case .redemptionPage:
+            return redemptionPage(token: parameters["token"] ?? "")
+        case .successPage:
+            return successPage(request)
         case .revenueCat(let route):
             return revenueCat(route, parameters: parameters, request, keys: keys)
         }

@@ -54,13 +54,15 @@ extension ServerCore {
         if let email, email.count > 254 || !email.contains("@") || email.unicodeScalars.contains(where: { $0.value <= 0x20 }) {
             throw PurchaseLinkRefusal(400, .badRequest, "email must be an email address.")
         }
-        guard let base = configuration.publicURL.map({ $0.hasSuffix("/") ? String($0.dropLast()) : $0 }) else {
+        guard let base = publicBase else {
             throw PurchaseLinkRefusal(503, .internal, "The server has no public URL (--public-url) to send buyers back to.")
         }
+        // The success page is told the project: a session id names none, and the buyer may land
+        // there before Stripe's event about the session has arrived.
         let request = StripeCheckoutRequest(
             priceID: price, mode: product.type == .subscription ? .subscription : .payment,
-            successURL: base + "/pay/success?session_id={CHECKOUT_SESSION_ID}",
-            cancelURL: config.web?.appStoreURL ?? base + "/pay/success?canceled=1",
+            successURL: base + "/pay/success?session_id={CHECKOUT_SESSION_ID}&project=" + id.description,
+            cancelURL: config.web?.appStoreURL ?? base + "/pay/success?canceled=1&project=" + id.description,
             clientReferenceID: appUserID, customerEmail: email,
             metadata: ["gatehouse_project": id.description, "product_id": product.id])
         return (request, secretKey)
