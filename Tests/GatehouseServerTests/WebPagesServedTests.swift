@@ -269,6 +269,12 @@ struct WebShop {
             // Two apps on one server: a link nobody issued is named by the public URL's host.
             let invalid = try await acme.get("/pay/r/rdrt_short")
             #expect(invalid.bodyText.contains("<span id=\"app-name\">pay.example.com</span>"))
+            // A deleted project's links are no one's.
+            #expect(try await acme.f.admin.call("project.delete", ["project": "notes"]).isSuccess)
+            let deleted = try await acme.get("/pay/r/\(notesToken)")
+            #expect(deleted.status == 404)
+            #expect(Shop.state(deleted) == "invalid")
+            #expect(deleted.bodyText.contains("<span id=\"app-name\">Scanner</span>"), "one app is left")
         }
     }
 
@@ -391,7 +397,7 @@ struct WebShop {
         }
     }
 
-    @Test func aLinkStillOpensAfterARestart() async throws {
+    @Test(arguments: [false, true]) func aLinkStillOpensAfterARestart(checkpoint: Bool) async throws {
         let first = try await TestServer.start {
             $0.testClock = true
             $0.publicURL = Shop.publicURL
@@ -399,6 +405,7 @@ struct WebShop {
         let shop = try await Shop.open(first)
         try await shop.checkout()
         let token = try await shop.token()
+        if checkpoint { #expect(try await shop.f.admin.call("server.checkpoint").isSuccess) }
         let second = try await first.restart {
             $0.testClock = true
             $0.publicURL = Shop.publicURL
