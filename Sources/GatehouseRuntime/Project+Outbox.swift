@@ -9,7 +9,7 @@ public final class OutboxHook: Sendable {
 
     public init() {}
 
-    /// `body` is called with a project whose outbox has work and no deliverer listening yet.
+    /// `body` is called with a project whose outbox (or mail) has work and no deliverer listening yet.
     public func install(_ body: (@Sendable (Project) -> Void)?) {
         wake.withLock { $0 = body }
     }
@@ -33,7 +33,8 @@ public struct OutboxEndpointStatus: Sendable, Equatable {
 }
 
 extension Project {
-    /// The deliverer's listener: called (off the actor) whenever deliveries may have become due.
+    /// The deliverer's listener: called (off the actor) whenever deliveries or emails may have
+    /// become due.
     /// Installing one also runs it once, for what was pending when the project loaded.
     public func listenForDeliveries(_ listener: @escaping @Sendable () -> Void) {
         outboxListener = listener
@@ -138,11 +139,13 @@ extension Project {
         return Committed(attempts, lsn: lastCommittedLSN)
     }
 
-    /// After a change: the schedule learns what it made due, the deliverer hears of it once the
-    /// change is durable, and the figures `/metrics` reads are published.
+    /// After a change: the schedules learn what it made due (deliveries and emails), the
+    /// deliverer hears of it once the change is durable, and the figures `/metrics` reads are
+    /// published.
     func noteOutbox(_ effects: ProjectState.BatchEffects, lsn: LSN, outboxIdle: Bool) {
-        if !effects.scheduled.isEmpty {
-            outboxQueue.schedule(effects.scheduled, lsn: lsn)
+        if !effects.scheduled.isEmpty || !effects.scheduledMail.isEmpty {
+            if !effects.scheduled.isEmpty { outboxQueue.schedule(effects.scheduled, lsn: lsn) }
+            if !effects.scheduledMail.isEmpty { mailQueue.schedule(effects.scheduledMail, lsn: lsn) }
             if let listener = outboxListener {
                 wakeDeliverer(afterDurable: lsn, listener)
             } else {
@@ -154,11 +157,11 @@ extension Project {
         if !outboxIdle || effects.configChanged { publishOutboxFigures() }
     }
 
-    /// Runs at load: a project with deliveries owed asks for its deliverer.
+    /// Runs at load: a project with deliveries or emails owed asks for its deliverer.
     public func startOutbox() {
         let idle = peek { $0.outbox.isIdle }
         publishOutboxFigures()
-        if !idle, outboxListener == nil { outboxHook.start(self) }
+        if !idle || !mailQueue.isEmpty, outboxListener == nil { outboxHook.start(self) }
     }
 
     private func publishOutboxFigures() {

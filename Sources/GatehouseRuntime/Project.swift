@@ -68,6 +68,8 @@ public actor Project {
     var sdkCreates = TokenBucket()
     /// Which pending deliveries are due when, and which are in flight (``OutboxQueue``).
     var outboxQueue: OutboxQueue
+    /// Which owed emails of redemption links are due when, and which are in flight (``MailQueue``).
+    var mailQueue: MailQueue
     /// The deliverer's wake-up, once it listens (``listenForDeliveries(_:)``).
     var outboxListener: (@Sendable () -> Void)?
     /// Inside ``perform(_:)``: a change owed deliveries, and the deliverer is woken once the
@@ -92,6 +94,7 @@ public actor Project {
         self.publishedWeb = PublishedWeb(state: state)
         self.syncBoard = SyncBoard(configCursor: state.configCursor)
         self.outboxQueue = OutboxQueue(state.outbox)
+        self.mailQueue = MailQueue(state.web)
     }
 
     var log: WriteAheadLog { context.log }
@@ -124,8 +127,13 @@ public actor Project {
         Self.lend(&outboxQueue, &state, to: body)
     }
 
-    private static func lend<T>(_ queue: inout OutboxQueue, _ state: inout ProjectState,
-                                to body: (inout OutboxQueue, borrowing ProjectState) -> T) -> T
+    /// Lends the emails' schedule to change and the state to read, side by side.
+    func withMailQueue<T>(_ body: (inout MailQueue, borrowing ProjectState) -> T) -> T {
+        Self.lend(&mailQueue, &state, to: body)
+    }
+
+    private static func lend<Queue, T>(_ queue: inout Queue, _ state: inout ProjectState,
+                                       to body: (inout Queue, borrowing ProjectState) -> T) -> T
     {
         body(&queue, state)
     }

@@ -49,6 +49,9 @@ public final class Server: Sendable {
         throws(GatehouseStartupError)
     {
         self.configuration = configuration
+        if configuration.smtp != nil, configuration.publicURL == nil {
+            throw GatehouseStartupError("--smtp needs --public-url: the email's link is <public url>/pay/r/<token>")
+        }
         let appStoreVerifier = try Self.makeAppStoreVerifier(configuration)
         let directory = try DataDirectory.prepare(configuration.dataDirectory)
         dataLock = try directory.lock()
@@ -101,6 +104,7 @@ public final class Server: Sendable {
         logger.info("server.listening", metadata: [
             "address": "\(address)", "http": "\(httpAddress.map { "\($0)" } ?? "off")", "fsync": "\(configuration.fsync.rawValue)",
             "data_dir": "\(configuration.dataDirectory)", "test_clock": "\(configuration.testClock)",
+            "smtp": "\(configuration.smtp.map { "\($0)" } ?? "off")",
         ])
     }
 

@@ -99,6 +99,10 @@ public struct ServerConfiguration: Sendable {
     /// How long one delivery attempt may take before it counts as failed (`--outbound-timeout`;
     /// DESIGN.md: a 2xx within 30 s).
     public var outboundTimeout: Duration = .milliseconds(DeliverySchedule.attemptTimeoutMs)
+    /// The SMTP server redemption links' emails go through (`--smtp`, `--smtp-from`,
+    /// `--smtp-credentials`, `--smtp-insecure`); `nil`: no email is sent, and what is owed stays
+    /// owed. Needs ``publicURL``, the base of the email's https link.
+    public var smtp: SMTPSettings?
     /// Stripe's API, which purchase links make Checkout Sessions with (`--stripe-api-url`: tests
     /// point it at a local fake).
     public var stripeAPIURL = "https://api.stripe.com"

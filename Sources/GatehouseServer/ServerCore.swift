@@ -52,7 +52,12 @@ final class ServerCore: Sendable {
         self.appStoreAPI = AppStoreAPIClients(http: outbound, configuration: configuration, logger: logger)
         let transport = OutboundDeliveryTransport(client: outbound, allowsPrivate: configuration.outboundAllowPrivate,
                                                   timeout: configuration.outboundTimeout)
-        self.deliverer = Deliverer(transport: transport, clock: engine.registry.clock, random: engine.registry.random)
+        // Validated at start (ServeCommand): no mail server without a public URL for the email's link.
+        let mailer = configuration.smtp.flatMap { settings in
+            configuration.publicURL.map { RedemptionMailTransport(sender: SMTPSender(settings: settings), publicURL: $0) }
+        }
+        self.deliverer = Deliverer(transport: transport, mailer: mailer, clock: engine.registry.clock, random: engine.registry.random,
+                                   logger: logger)
     }
 
     var registry: Registry { engine.registry }

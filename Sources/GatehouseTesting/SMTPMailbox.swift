@@ -143,6 +143,17 @@ public final class SMTPMailbox: Sendable {
         return try JSONDecoder().decode([Stored].self, from: Data(output.utf8)).map(\.mail)
     }
 
+    /// Every message once at least `count` have arrived, or once `timeout` has passed (then
+    /// fewer): a test then checks the count, and that no more come than it expects.
+    public func messages(atLeast count: Int, timeout: Duration = .seconds(30)) async throws -> [ReceivedMail] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let messages = try await messages()
+            if messages.count >= count || ContinuousClock.now >= deadline { return messages }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// A port nothing listens on now: bound on 127.0.0.1 by the kernel's choice, then let go.
     private static func freePort() throws -> UInt16 {
         let socket = try Socket.listen(on: SocketAddress.resolve(HostPort(host: "127.0.0.1", port: 0)))

@@ -82,7 +82,10 @@ import Testing
 
     @Test func projectWithBadUsageExitsWithTwo() async throws {
         for arguments in [["project"], ["project", "launch", "x"], ["project", "get"], ["project", "rotate-keys", "x"],
-                          ["serve", "--fsync=sometimes"], ["serve", "--exports-dir="], ["serve", "--bogus"], ["nonsense"]] {
+                          ["serve", "--fsync=sometimes"], ["serve", "--exports-dir="], ["serve", "--bogus"], ["nonsense"],
+                          ["serve", "--public-url=https://pay.example.com", "--smtp=smtp://mail.example.com"],
+                          ["serve", "--public-url=https://pay.example.com", "--smtp=smtp://mail.example.com",
+                           "--smtp-from=noreply@example.com", "--smtp-credentials=/nowhere/at/all"]] {
             let result = try await GatehouseProcess.start(arguments).finish()
             #expect(result.status == 2, "\(arguments)")
             #expect(result.errors.contains("error:"), "\(arguments)")
@@ -95,7 +98,7 @@ import Testing
         for option in ["--data-dir", "--exports-dir", "--listen", "--admin-key", "--fsync", "--max-line-bytes", "--max-connections",
                        "--idle-timeout", "--test-clock", "--log-level", "--log-format", "--app-store-root",
                        "--feed-max-events", "--history-per-currency", "--idempotency-hours", "--hello-timeout",
-                       "--max-buffered-bytes"] {
+                       "--max-buffered-bytes", "--smtp", "--smtp-from", "--smtp-credentials", "--smtp-insecure"] {
             #expect(result.output.contains(option), "\(option)")
         }
     }

@@ -173,6 +173,8 @@ public struct ProjectState: Sendable, Equatable {
         public var keysChanged = false
         /// Deliveries that fell due or were rescheduled (the runtime's schedule follows them).
         public var scheduled: [ScheduledDelivery] = []
+        /// Redemption links' emails that were owed or rescheduled (the runtime's schedule follows them).
+        public var scheduledMail: [ScheduledMail] = []
     }
 
     /// Applies a batch already decided by a rule; cannot fail, so the log and memory never
@@ -218,7 +220,7 @@ public struct ProjectState: Sendable, Equatable {
         let touched = counters.attributesChanged.sorted().filter { !changed.contains($0) && !counters.removed.contains($0) }
         return BatchEffects(changedProfiles: changed, touchedProfiles: touched, removedProfiles: counters.removed.sorted(),
                             configChanged: counters.configChanged, keysChanged: counters.keysChanged,
-                            scheduled: counters.scheduled)
+                            scheduled: counters.scheduled, scheduledMail: counters.scheduledMail)
     }
 
     /// Asks memory for what applying `batch` reads first, the index buckets of the profiles,
@@ -261,6 +263,7 @@ public struct ProjectState: Sendable, Equatable {
         var configChanged = false
         var keysChanged = false
         var scheduled: [ScheduledDelivery] = []
+        var scheduledMail: [ScheduledMail] = []
     }
 
     /// The profiles a batch touched. Nearly always one or two: the first is held inline (a
@@ -438,6 +441,9 @@ public struct ProjectState: Sendable, Equatable {
             web.setLinkKey(key)
         case .redemptionLinkStored(let key, let link):
             web.store(link, for: key)
+            if let mail = link.mail {
+                counters.scheduledMail.append(ScheduledMail(purchase: key, generation: link.generation, dueMs: mail.nextAttemptMs))
+            }
         case .purchaseRedeemed(let source, let target, let key):
             merge(source, into: target, atMs: atMs, counters: &counters) { state in
                 (.purchaseRedeemed, state.redeemedDetails(of: key, mergedFrom: source))

@@ -1,6 +1,7 @@
 import GatehouseAppStore
 import GatehouseBase
 import GatehouseCore
+import GatehouseOutbound
 import GatehousePosix
 import GatehouseStorage
 #if canImport(Glibc)
@@ -39,6 +40,10 @@ enum ServeCommand {
             .value("app-store-api-url", placeholder: "URL", help: "send App Store Server API requests here instead of Apple's production and sandbox hosts (a proxy or a test double)"),
             .flag("outbound-allow-private", help: "let webhooks and pushes go to http:// and to loopback, private and link-local addresses (tests, private networks)"),
             .value("outbound-timeout", placeholder: "MS", help: "how long one webhook or push attempt may take before it counts as failed (default 30000)"),
+            .value("smtp", placeholder: "URL", help: "send redemption links' emails through this server: smtp://host[:587] (STARTTLS required) or smtps://host[:465]; needs --smtp-from and --public-url (default: none, and owed emails wait)"),
+            .value("smtp-from", placeholder: "ADDRESS", help: "the address the emails come from, and the envelope sender"),
+            .value("smtp-credentials", placeholder: "FILE", help: "log in to the SMTP server with the user name on this file's first line and the password on its second"),
+            .flag("smtp-insecure", help: "let smtp:// go on in plain text when the server offers no STARTTLS (a mail server on loopback or a private network only)"),
         ]
     )
 
@@ -144,7 +149,39 @@ enum ServeCommand {
         if let milliseconds = try integer(parsed, "outbound-timeout", 100...300_000) {
             configuration.outboundTimeout = .milliseconds(milliseconds)
         }
+        try applySMTP(parsed, to: &configuration)
         return configuration
+    }
+
+    /// `--smtp`, `--smtp-from`, `--smtp-credentials`, `--smtp-insecure`: checked now (the
+    /// credentials file is read), so a mail server the server could never use stops the start,
+    /// not the first email.
+    private static func applySMTP(_ parsed: ParsedArguments, to configuration: inout ServerConfiguration) throws(UsageError) {
+        guard let url = parsed.value("smtp") else {
+            for option in ["smtp-from", "smtp-credentials"] where parsed.value(option) != nil {
+                throw UsageError("--\(option) needs --smtp")
+            }
+            if parsed.flag("smtp-insecure") { throw UsageError("--smtp-insecure needs --smtp") }
+            return
+        }
+        guard let from = parsed.value("smtp-from") else {
+            throw UsageError("--smtp needs --smtp-from, the address the emails come from")
+        }
+        guard configuration.publicURL != nil else {
+            throw UsageError("--smtp needs --public-url: the email's link is <public url>/pay/r/<token>")
+        }
+        do throws(SMTPSettingsError) {
+            configuration.smtp = try SMTPSettings(url: url, from: from, credentialsFile: parsed.value("smtp-credentials"),
+                                                  insecure: parsed.flag("smtp-insecure"))
+        } catch {
+            let option =
+                switch error.code {
+                case .from: "--smtp-from"
+                case .credentialsUnreadable, .credentialsMalformed: "--smtp-credentials"
+                case .scheme, .host, .port, .url: "--smtp"
+                }
+            throw UsageError("\(option): \(error.message)")
+        }
     }
 
     /// `--app-store-root`, `--app-store-api-url`, `--stripe-api-url`: where the stores are.

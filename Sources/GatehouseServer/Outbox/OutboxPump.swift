@@ -17,34 +17,42 @@ struct AttemptReport: Sendable {
     var latencyMs: Int64
 }
 
-/// Delivers one project's outbox (DESIGN.md, "Outbound delivery"). A task of its own loops: it
-/// logs the outcomes that came back, takes what is due from the project (at most 16 in flight a
-/// target), starts each attempt as a task that waits on the outgoing-HTTP thread, and sleeps on
-/// the server's clock until the next delivery falls due, an attempt ends or the project says new
-/// deliveries are owed. Nothing here runs on the project's actor but the short take and settle,
-/// and no attempt waits for another target's: one slow endpoint holds only its own 16.
+/// Delivers one project's outbox (DESIGN.md, "Outbound delivery"): its webhooks and pushes, and
+/// its redemption links' emails when the server sends email. A task of its own loops: it logs
+/// the outcomes that came back, takes what is due from the project (at most 16 in flight a
+/// target, and 16 emails), starts each attempt as a task that waits on the outgoing-HTTP or the
+/// SMTP thread, and sleeps on the server's clock until the next delivery or email falls due, an
+/// attempt ends or the project says new ones are owed. Nothing here runs on the project's actor
+/// but the short takes and settles, and no attempt waits for another target's: one slow endpoint
+/// holds only its own 16.
 final class OutboxPump: Sendable {
     let project: Project
     private let clock: any ServerClock
     private let random: any RandomSource
     private let transport: any DeliveryTransport
+    /// `nil`: the server sends no email (no `--smtp`), and what is owed stays owed.
+    private let mailer: RedemptionMailTransport?
     private let meter: OutboxMeter
+    private let logger: Logger
     private let wake = WakeSignal()
     /// Outcomes back from their attempts, not yet logged.
     private let outcomes = Mutex<[DeliveryOutcome]>([])
+    private let mailOutcomes = Mutex<[MailOutcome]>([])
     private let loop = Mutex<Task<Void, Never>?>(nil)
     /// Attempts under way, so that closing waits for none and cancels all.
     private let attempts = Mutex<[UInt64: Task<Void, Never>]>([:])
     private let nextAttempt = Atomic<UInt64>(0)
 
     init(project: Project, clock: any ServerClock, random: any RandomSource, transport: any DeliveryTransport,
-         meter: OutboxMeter)
+         mailer: RedemptionMailTransport?, meter: OutboxMeter, logger: Logger)
     {
         self.project = project
         self.clock = clock
         self.random = random
         self.transport = transport
+        self.mailer = mailer
         self.meter = meter
+        self.logger = logger
     }
 
     func start() {
@@ -72,25 +80,45 @@ final class OutboxPump: Sendable {
                 defer { outcomes = [] }
                 return outcomes
             }
-            if !settled.isEmpty, await project.settleDeliveries(settled) == nil {
+            let settledMail = mailOutcomes.withLock { outcomes -> [MailOutcome] in
+                defer { outcomes = [] }
+                return outcomes
+            }
+            var refused = false
+            if !settled.isEmpty, await project.settleDeliveries(settled) == nil { refused = true }
+            if !settledMail.isEmpty, await project.settleMail(settledMail) == nil { refused = true }
+            if refused {
                 // The log refuses writes (a full disk, a restore under way): what was not logged is
                 // due again, so wait before sending it rather than send it over and over.
                 try? await Task.sleep(for: .seconds(1))
             }
             guard !Task.isCancelled, !project.published.isDeleted else { return }
-            let (due, nextDueMs) = await project.takeDueDeliveries()
-            for delivery in due { launch(delivery) }
+            let (due, deliveryDueMs) = await project.takeDueDeliveries()
+            var nextDueMs = deliveryDueMs
+            for delivery in due {
+                launch({ await self.attempt(delivery) }, then: { outcome in self.outcomes.withLock { $0.append(outcome) } })
+            }
+            if let mailer {
+                let (mails, nextMailMs) = await project.takeDueMail(publicURL: mailer.publicURL)
+                for mail in mails {
+                    launch({ await self.attempt(mail, with: mailer) }, then: { outcome in self.mailOutcomes.withLock { $0.append(outcome) } })
+                }
+                nextDueMs = [nextDueMs, nextMailMs].compactMap { $0 }.min()
+            }
             await wake.wait(untilMs: nextDueMs, on: clock)
         }
     }
 
-    private func launch(_ delivery: DueDelivery) {
+    /// Runs `attempt` as a task of its own, and hands its outcome to `keep` unless the pump stopped meanwhile.
+    private func launch<Outcome: Sendable>(_ attempt: @escaping @Sendable () async -> Outcome,
+                                           then keep: @escaping @Sendable (Outcome) -> Void)
+    {
         let number = nextAttempt.add(1, ordering: .relaxed).newValue
         let task = Task { [self] in
-            let outcome = await attempt(delivery)
+            let outcome = await attempt()
             attempts.withLock { _ = $0.removeValue(forKey: number) }
             guard !Task.isCancelled else { return }
-            outcomes.withLock { $0.append(outcome) }
+            keep(outcome)
             wake.notify()
         }
         attempts.withLock { $0[number] = task }
@@ -100,12 +128,50 @@ final class OutboxPump: Sendable {
         let startMs = clock.nowMs()
         let report = await transport.attempt(delivery, projectID: project.id, timestampSeconds: startMs / 1000)
         let result = DeliverySchedule.result(afterAttempt: Int(delivery.attempt), answer: report.answer, nowMs: clock.nowMs(),
-                                             randomFraction: Double(random.randomUInt64() >> 11) / Double(1 << 53))
+                                             randomFraction: randomFraction())
         meter.record(kind: delivery.target.kind, result: result, latencyMs: report.latencyMs)
         let attempt = DeliveryAttempt(event: EventKey(delivery.event), attempt: delivery.attempt, atMs: startMs,
                                       status: report.status, latencyMs: report.latencyMs,
                                       error: report.answer == .success ? nil : report.error)
         return DeliveryOutcome(target: delivery.target, attempt: attempt, result: result)
+    }
+
+    private func attempt(_ mail: DueMail, with mailer: RedemptionMailTransport) async -> MailOutcome {
+        let report = await mailer.attempt(mail, projectID: project.id, dateMs: clock.nowMs())
+        let result = MailOutcome.result(afterAttempt: Int(mail.attempt), answer: report.answer, nowMs: clock.nowMs(),
+                                        randomFraction: randomFraction())
+        meter.record(kind: OutboxMeter.emailKind, result: result.deliveryResult, latencyMs: report.latencyMs)
+        var metadata: Logger.Metadata = [
+            "project": "\(project.id)", "purchase": "\(mail.purchase)", "generation": .init(mail.generation),
+            "attempt": .init(mail.attempt), "error": "\(report.error ?? "")",
+        ]
+        switch result {
+        case .sent:
+            logger.debug("mail.sent", metadata: metadata)
+        case .retry(let atMs):
+            metadata["next_attempt_ms"] = .init(atMs)
+            logger.info("mail.retry", metadata: metadata)
+        case .failed:
+            logger.warning("mail.failed", metadata: metadata)
+        }
+        return MailOutcome(purchase: mail.purchase, generation: mail.generation, attempt: mail.attempt, result: result,
+                           error: report.error)
+    }
+
+    /// A draw from `0..<1` for a retry's jitter.
+    private func randomFraction() -> Double {
+        Double(random.randomUInt64() >> 11) / Double(1 << 53)
+    }
+}
+
+extension MailOutcome.Result {
+    /// The same ending as the metrics count a delivery's.
+    var deliveryResult: DeliveryOutcome.Result {
+        switch self {
+        case .sent: .delivered
+        case .retry(let atMs): .retry(atMs: atMs)
+        case .failed: .failed
+        }
     }
 }
 
@@ -156,7 +222,11 @@ final class WakeSignal: Sendable {
 
 /// The outbox's attempts for `/metrics`: how many, how they ended, how long they took, by kind.
 final class OutboxMeter: Sendable {
-    static let kinds = ["webhook", "push"]
+    /// The kinds of attempts counted: ``OutboxTarget/kind``'s, and the redemption links' emails.
+    static let kinds = ["webhook", "push", emailKind]
+    static let emailKind = "email"
+    /// The kinds the outbox's gauges count (emails owed are not counted yet).
+    static let figureKinds = ["webhook", "push"]
     static let results = ["delivered", "retry", "failed", "gone"]
 
     private let counts = Mutex([UInt64](repeating: 0, count: OutboxMeter.kinds.count * OutboxMeter.results.count))
@@ -191,7 +261,7 @@ final class OutboxMeter: Sendable {
         text.counter("gatehouse_outbox_attempts_total", help: "Delivery attempts by kind and how they ended.", samples)
         text.histogram("gatehouse_outbox_attempt_duration_seconds", help: "How long each delivery attempt took.",
                        Self.kinds.enumerated().map { ([("kind", $0.element)], durations[$0.offset].snapshot()) })
-        let totals = Self.kinds.map { kind in
+        let totals = Self.figureKinds.map { kind in
             figures.reduce(into: OutboxFigures.Counts()) { sum, project in
                 let counts = project.counts(of: kind)
                 sum.pending += counts.pending
@@ -205,7 +275,8 @@ final class OutboxMeter: Sendable {
             ("gatehouse_outbox_failed", "Deliveries given up on, kept for replay.", \.failed),
         ]
         for (name, help, path) in gauges {
-            text.gauge(name, help: help, Self.kinds.enumerated().map { ([("kind", $0.element)], Double(totals[$0.offset][keyPath: path])) })
+            text.gauge(name, help: help,
+                       Self.figureKinds.enumerated().map { ([("kind", $0.element)], Double(totals[$0.offset][keyPath: path])) })
         }
     }
 }
