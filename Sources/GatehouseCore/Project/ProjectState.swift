@@ -123,6 +123,14 @@ public struct ProjectState: Sendable, Equatable {
         case deliveriesQueued(OutboxTarget, [EventKey])
         /// A Checkout named the buyer of a purchase not yet known: it goes to them when it is.
         case pendingOwnerRecorded(PurchaseKey, ProfileID)
+        /// Stripe's payment (a PaymentIntent, or a charge without one) paid this invoice
+        /// (``WebPurchases/paymentInvoices``).
+        case stripePaymentLinked(payment: String, invoice: String)
+        /// Stripe's paid invoice is a term of this subscription (``WebPurchases/invoiceSubscriptions``).
+        case stripeInvoiceLinked(invoice: String, subscription: String)
+        /// Stripe refunded this share of a term or one-time payment, leaving its state
+        /// (``WebPurchases/refundedFractions``).
+        case stripeRefundRecorded(transactionID: String, fraction: Double)
     }
 
     /// `value` `nil` deletes the key. `updatedMs` is when the client set it (RevenueCat's
@@ -440,6 +448,12 @@ public struct ProjectState: Sendable, Equatable {
             queue(keys, for: target, atMs: atMs, scheduled: &counters.scheduled)
         case .pendingOwnerRecorded(let key, let id):
             web.pendingOwners[key] = id
+        case .stripePaymentLinked(let payment, let invoice):
+            web.paymentInvoices[payment] = invoice
+        case .stripeInvoiceLinked(let invoice, let subscription):
+            web.invoiceSubscriptions[invoice] = subscription
+        case .stripeRefundRecorded(let transactionID, let fraction):
+            web.refundedFractions[transactionID] = fraction
         }
     }
 
@@ -525,7 +539,7 @@ public struct ProjectState: Sendable, Equatable {
         a.id == b.id && a.name == b.name && a.createdMs == b.createdMs && a.keys == b.keys && a.keyGenerations == b.keyGenerations
             && a.config == b.config && a.sequence == b.sequence && a.configCursor == b.configCursor && a.profiles == b.profiles
             && a.events == b.events && a.purchases == b.purchases && a.currencies == b.currencies
-            && a.outbox == b.outbox
+            && a.outbox == b.outbox && a.web == b.web
     }
 
     /// Validates a new configuration and returns the change that installs it; a secret left out

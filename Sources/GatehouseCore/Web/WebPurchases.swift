@@ -5,9 +5,31 @@ public struct WebPurchases: Sendable, Equatable {
     /// Stripe's first event about it arrives. Stripe sends a Checkout's events in no set order,
     /// and only the session names who bought.
     public internal(set) var pendingOwners: [PurchaseKey: ProfileID]
+    /// Which invoice each payment paid (`invoice_payment.paid`), by the payment's id: its
+    /// PaymentIntent (`pi_…`), or the charge (`ch_…`) of a payment made without one. In the
+    /// pinned API version neither an invoice nor a charge names the other, and a refund or a
+    /// dispute names only the charge and its PaymentIntent, so this is how one finds its term.
+    /// One entry per paid invoice of the account's mode, kept for good (Stripe may refund a
+    /// charge months later), also for invoices of prices the project does not sell: Stripe
+    /// sends the payment before or after the invoice, and only the invoice tells.
+    public internal(set) var paymentInvoices: [String: String]
+    /// The subscription (`sub_…`) of each paid invoice (`in_…`) that was a term of one of the
+    /// project's subscriptions (`invoice.paid`): one entry per paid term, kept for good.
+    public internal(set) var invoiceSubscriptions: [String: String]
+    /// Refunds Stripe made that leave the purchase as it is, by the transaction id of what they
+    /// refunded (an invoice's, or a one-time payment's PaymentIntent): the fraction refunded
+    /// (`amount_refunded / amount`, above 0, at most 1), of which the term's currency grant owes
+    /// back `floor(granted × fraction)`. That is a partial refund, or a full refund of a term that
+    /// is no longer the current one. One entry per such refunded term; it only grows.
+    public internal(set) var refundedFractions: [String: Double]
 
-    public init(pendingOwners: [PurchaseKey: ProfileID] = [:]) {
+    public init(pendingOwners: [PurchaseKey: ProfileID] = [:], paymentInvoices: [String: String] = [:],
+                invoiceSubscriptions: [String: String] = [:], refundedFractions: [String: Double] = [:])
+    {
         self.pendingOwners = pendingOwners
+        self.paymentInvoices = paymentInvoices
+        self.invoiceSubscriptions = invoiceSubscriptions
+        self.refundedFractions = refundedFractions
     }
 }
 
@@ -24,6 +46,14 @@ public struct StripeNotice: Sendable, Equatable {
         case term(StoreTransaction, initial: Bool)
         /// `customer.subscription.updated` / `.deleted`: the subscription as Stripe has it now.
         case subscription(key: PurchaseKey, StripeSubscriptionState)
+        /// `invoice_payment.paid`: `payment` (a PaymentIntent, or a charge made without one) paid
+        /// `invoice`.
+        case paymentLinked(payment: String, invoice: String)
+        /// `charge.refunded`: `fraction` of `payment`'s charge is refunded so far
+        /// (`amount_refunded / amount`: above 0, 1 for all of it).
+        case refund(payment: String, fraction: Double)
+        /// `charge.dispute.closed` as `lost`: the buyer's bank took `payment` back.
+        case chargeback(payment: String)
         /// Taken as seen and nothing else: an event type the server does not use, one of the
         /// other mode, a price the config does not sell.
         case recordOnly

@@ -42,6 +42,12 @@ enum ChangeCoding {
         case configReplaced = 24
         /// A Checkout's buyer of a purchase not yet known (``WebCoding``).
         case pendingOwnerRecorded = 25
+        /// A Stripe payment's invoice (``WebCoding``).
+        case stripePaymentLinked = 30
+        /// A Stripe invoice's subscription.
+        case stripeInvoiceLinked = 31
+        /// A Stripe refund that leaves its purchase as it is.
+        case stripeRefundRecorded = 32
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -138,6 +144,17 @@ enum ChangeCoding {
         case .pendingOwnerRecorded(let key, let id):
             writer.writeUInt8(Tag.pendingOwnerRecorded.rawValue)
             WebCoding.writePendingOwner(key, id, into: &writer)
+        case .stripePaymentLinked(let payment, let invoice):
+            writer.writeUInt8(Tag.stripePaymentLinked.rawValue)
+            writer.writeString(payment)
+            writer.writeString(invoice)
+        case .stripeInvoiceLinked(let invoice, let subscription):
+            writer.writeUInt8(Tag.stripeInvoiceLinked.rawValue)
+            writer.writeString(invoice)
+            writer.writeString(subscription)
+        case .stripeRefundRecorded(let transactionID, let fraction):
+            writer.writeUInt8(Tag.stripeRefundRecorded.rawValue)
+            WebCoding.writeRefund(transactionID, fraction, into: &writer)
         }
     }
 
@@ -212,6 +229,13 @@ enum ChangeCoding {
         case .pendingOwnerRecorded:
             let (key, id) = try WebCoding.readPendingOwner(&reader)
             return .pendingOwnerRecorded(key, id)
+        case .stripePaymentLinked:
+            return .stripePaymentLinked(payment: try reader.readString(), invoice: try reader.readString())
+        case .stripeInvoiceLinked:
+            return .stripeInvoiceLinked(invoice: try reader.readString(), subscription: try reader.readString())
+        case .stripeRefundRecorded:
+            let (transactionID, fraction) = try WebCoding.readRefund(&reader)
+            return .stripeRefundRecorded(transactionID: transactionID, fraction: fraction)
         }
     }
 }

@@ -104,8 +104,9 @@ enum StateCoding {
     /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``); version 6 the
     /// config's layout version 3; version 7 the config's layout version 4 and the outbox at the
     /// end of the head (``OutboxCoding``); version 8 the config's layout version 5 and the web
-    /// purchases after the outbox (``WebCoding``). Older versions are still read.
-    static let version: UInt64 = 8
+    /// purchases after the outbox (``WebCoding``); version 9 Stripe's links and refunds at the end
+    /// of the web purchases. Older versions are still read.
+    static let version: UInt64 = 9
 
     /// The first version laid out in sections.
     static let sectionedVersion: UInt64 = 3
@@ -217,7 +218,7 @@ enum StateCoding {
             throw ByteReaderError.invalid("profiles sharing an id, a customer user id, a token or an install id", at: profilesOffset)
         }
         let outbox = version >= 7 ? try OutboxCoding.read(&reader) : Outbox()
-        let web = version >= 8 ? try WebCoding.read(&reader) : WebPurchases()
+        let web = version >= 8 ? try WebCoding.read(&reader, version: version) : WebPurchases()
         return Head(id: id, name: name, createdMs: createdMs, keys: keys, generations: generations, config: config,
                     sequence: sequence, configCursor: configCursor, profiles: profiles, outbox: outbox, web: web)
     }
