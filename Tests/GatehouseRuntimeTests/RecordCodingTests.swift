@@ -133,7 +133,12 @@ import Testing
     @Test func projectCreatedRecord() {
         let record = RuntimeRecord.projectCreated(1, Self.state).logRecord
         #expect(record.kind == 1)
-        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion8, "\(Self.hex(record.payload))")
+        #expect(Self.hex(record.payload) == Self.goldenCreatedVersion9, "\(Self.hex(record.payload))")
+    }
+
+    @Test func version8ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion8)))
+        #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
     }
 
     @Test func version7ProjectCreatedRecordStillDecodes() throws {
@@ -206,6 +211,9 @@ import Testing
     /// Section 0 in state version 8: its config (layout 5) has no Stripe and no web settings
     /// after OneSignal, and no pending web purchases follow the outbox.
     static let headVersion8 = headStart + "d00f" + "00" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00" + "00" + "00"
+    /// Section 0 in state version 9: as version 8's, the web purchases ending with no Stripe
+    /// payment links, invoice links or refunds.
+    static let headVersion9 = headVersion8 + "00" + "00" + "00"
 
     /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
     /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
@@ -226,9 +234,14 @@ import Testing
     static let goldenCreatedVersion7 = "01" + "07" + "9a01" + "02" + "05" + "03" + headVersion7 + "00" + "00" + emptyBook
         + emptyLedger
 
-    /// State version 8, which is written: as version 7 with the config in layout 5 and the web
-    /// purchases (section 0 is 157 bytes).
+    /// State version 8: as version 7 with the config in layout 5 and the web purchases (section 0
+    /// is 157 bytes).
     static let goldenCreatedVersion8 = "01" + "08" + "9d01" + "02" + "05" + "03" + headVersion8 + "00" + "00" + emptyBook
+        + emptyLedger
+
+    /// State version 9, which is written: as version 8 with Stripe's links and refunds at the end
+    /// of the web purchases (section 0 is 160 bytes).
+    static let goldenCreatedVersion9 = "01" + "09" + "a001" + "02" + "05" + "03" + headVersion9 + "00" + "00" + emptyBook
         + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
@@ -250,8 +263,8 @@ import Testing
         #expect(state.currencies == CurrencyLedger())
         #expect(state.currencies.histories.isEmpty && state.currencies.termGrants.isEmpty)
         #expect(state.currencies.idempotency.isEmpty)
-        // Written again, it is the version 8 record: sections, the empty book and ledger appended.
-        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion8)
+        // Written again, it is the version 9 record: sections, the empty book and ledger appended.
+        #expect(Self.hex(RuntimeRecord.projectCreated(1, state).logRecord.payload) == Self.goldenCreatedVersion9)
     }
 
     /// A version 1 event stored its profile id bare (no presence byte).
@@ -276,17 +289,17 @@ import Testing
             + "01" + "0b" + Hex.encode(Array("merged_from".utf8)) + "03" + "01" + id
         #expect(try StateCoding.decode(try #require(Hex.decode("02" + fields + "01" + event2 + Self.emptyBook + Self.emptyLedger)))
             == state)
-        // Version 8 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
+        // Version 9 (the events as version 3 lays them out): one event; its details (one detail, `merged_from` as code 0x89, kind 3, one
         // id: 23 bytes); flags 1 (profile id written), type code 12, cursor +3, index 0, at +4 ms,
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "08" + "9d01" + "32" + "05" + "03" + Self.headVersion8 + events3 + Self.emptyBook + Self.emptyLedger)
+            == "09" + "a001" + "32" + "05" + "03" + Self.headVersion9 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {
-        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion8))
-        bytes[1] = 9
+        var bytes = try #require(Hex.decode(Self.goldenCreatedVersion9))
+        bytes[1] = 10
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
         bytes[1] = 0
         #expect(throws: ByteReaderError.self) { try RuntimeRecord(WALRecord(kind: 1, payload: bytes)) }
