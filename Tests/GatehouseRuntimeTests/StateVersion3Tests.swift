@@ -112,8 +112,9 @@ enum Version3Fixtures {
     static let headVersion8 = head(limits: "d00f" + "00" + "00" + "00" + "00", profileLayout: 2) + "00" + "00" + "00"
 
     /// Section 0 in state version 9: as version 8's, the web purchases ending with no Stripe
-    /// payment links, invoice links or refunds (`00 00 00`).
-    static let headVersion9 = headVersion8 + "00" + "00" + "00"
+    /// payment links, invoice links or refunds (`00 00 00`), no link key, no redemption links and
+    /// no Checkout Sessions (`00 00 00`).
+    static let headVersion9 = headVersion8 + String(repeating: "00", count: 6)
 
     static func head(limits: String, profileLayout: Int = 1) -> String {
         let layout2 = profileLayout == 2

@@ -59,8 +59,12 @@ import Testing
         return state
     }
 
-    /// The end of section 0: the pending owner, then the payments' invoices and the invoices'
-    /// subscriptions in key order, then the refunds (0.25 is `3fd0…`).
+    /// What follows Stripe's part at the end of section 0: no link key, no redemption links, no
+    /// Checkout Sessions.
+    static let noRedemption = "00" + "00" + "00"
+
+    /// The end of section 0 but for `noRedemption`: the pending owner, then the payments'
+    /// invoices and the invoices' subscriptions in key order, then the refunds (0.25 is `3fd0…`).
     static let webHex = "01" + F.str("stripe") + F.str("pi_9") + F.profileAHex
         + "02" + F.str("pi_1") + F.str("in_1") + F.str("pi_2") + F.str("in_2")
         + "01" + F.str("in_1") + F.str("sub_1")
@@ -69,7 +73,7 @@ import Testing
     @Test func theStateKeepsItsWebPurchasesInTheseBytes() throws {
         let state = Self.state
         let head = Hex.encode(StateCoding.sectionBytes(of: state)[0])
-        #expect(head.hasSuffix(Self.webHex), "\(head)")
+        #expect(head.hasSuffix(Self.webHex + Self.noRedemption), "\(head)")
         let decoded = try F.decodeBothWays(StateCoding.encode(state))
         #expect(decoded == state)
         #expect(decoded.web == state.web)
@@ -84,8 +88,8 @@ import Testing
         state.apply(.init([.pendingOwnerRecorded(PurchaseKey(store: "stripe", id: "pi_9"), F.profileA)], atMs: 6))
         var sections = StateCoding.sectionBytes(of: state)
         let head = Hex.encode(sections[0])
-        try #require(head.hasSuffix("00" + "00" + "00"))
-        sections[0] = try #require(Hex.decode(String(head.dropLast(6))))
+        try #require(head.hasSuffix("00" + "00" + "00" + Self.noRedemption))
+        sections[0] = try #require(Hex.decode(String(head.dropLast(12))))
         var body = StateCoding.body(sections: sections)
         body[0] = 8
         let decoded = try F.decodeBothWays(body)
@@ -104,7 +108,7 @@ import Testing
     func aKeyListedTwiceOrAFractionOutOfRangeIsDamage(_ stripe: String) throws {
         var sections = StateCoding.sectionBytes(of: RecordCoding.state)
         let head = Hex.encode(sections[0])
-        sections[0] = try #require(Hex.decode(String(head.dropLast(6)) + stripe))
+        sections[0] = try #require(Hex.decode(String(head.dropLast(12)) + stripe + Self.noRedemption))
         #expect(throws: ByteReaderError.self) { try F.decodeBothWays(StateCoding.body(sections: sections)) }
     }
 }

@@ -43,7 +43,12 @@ private func recordedDetails(of type: EventType) -> [EventDetail] {
             EventDetail("original_transaction_ids", .strings(["1000"])),
         ]
     case .subscriberAlias: [EventDetail("merged_from", .profiles([profile]))]
-    case .purchaseRedeemed: [EventDetail("store", .string("stripe")), EventDetail("product_id", .string("pro_monthly"))]
+    case .purchaseRedeemed:
+        [
+            EventDetail("product_id", .string("pro_monthly")), EventDetail("store", .string("stripe")),
+            EventDetail("original_transaction_id", .string("sub_1")), EventDetail("transaction_id", .string("in_1")),
+            EventDetail("merged_from", .profiles([profile])),
+        ]
     case .virtualCurrencyTransaction:
         [
             EventDetail("transaction_id", .string("vct_9_0")), EventDetail("currency", .string("COINS")),
@@ -227,8 +232,10 @@ private let purchaseKeys = [
         #expect(test["app_user_id"] == "")
         #expect(test["aliases"] == [])
         let redeemed = try body(event(.purchaseRedeemed))
-        #expect(redeemed.keys == commonKeys + ["product_id"])
+        #expect(redeemed.keys == commonKeys + ["product_id", "original_transaction_id", "transaction_id", "merged_from", "entitlement_ids"])
         #expect(redeemed["store"] == "STRIPE")
+        #expect(redeemed["merged_from"] == [.string(profile.description)])
+        #expect(redeemed["entitlement_ids"] == .array(identity.entitlementIDs.map(JSONValue.string)))
     }
 }
 

@@ -13,6 +13,8 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
         case legacyCode(Int)
         /// `line_too_long` and friends: the limit that was exceeded.
         case limit(Int)
+        /// `expired` redemption: the buyer's address the fresh link went to, obfuscated.
+        case obfuscatedEmail(String)
     }
 
     public init(_ code: ErrorCode, _ message: String, details: [Detail] = []) {

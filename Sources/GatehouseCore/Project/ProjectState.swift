@@ -123,6 +123,15 @@ public struct ProjectState: Sendable, Equatable {
         case deliveriesQueued(OutboxTarget, [EventKey])
         /// A Checkout named the buyer of a purchase not yet known: it goes to them when it is.
         case pendingOwnerRecorded(PurchaseKey, ProfileID)
+        /// The project's redemption link key, made with its first link.
+        case linkKeyMade([UInt8])
+        /// A web purchase's redemption link as a rule left it (insert or replace).
+        case redemptionLinkStored(PurchaseKey, RedemptionLink)
+        /// The web profile that bought `purchase` folded into the app profile that redeemed its
+        /// link (`PURCHASE_REDEEMED`, no `SUBSCRIBER_ALIAS`).
+        case purchaseRedeemed(from: ProfileID, into: ProfileID, purchase: PurchaseKey)
+        /// A completed Checkout Session and the purchase it bought.
+        case checkoutSessionRecorded(String, PurchaseKey)
         /// Stripe's payment (a PaymentIntent, or a charge without one) paid this invoice
         /// (``WebPurchases/paymentInvoices``).
         case stripePaymentLinked(payment: String, invoice: String)
@@ -360,24 +369,9 @@ public struct ProjectState: Sendable, Equatable {
             touch(id, atMs: atMs)
             mark(id, claimed.isEmpty ? [.identity] : [.identity, .purchases], counters: &counters)
         case .profileMerged(let source, let target):
-            noteEntitlements(of: [target], atMs: atMs, counters: &counters)
-            // Grants show only as entitlements, which the comparison at the end of the batch sees.
-            let movesPurchases = purchases.ownsPurchase(source)
-            if profiles.merge(source, into: target) { profiles.update(target) { $0.attributesCursor = sequence } }
-            purchases.move(from: source, to: target)
-            touch(target, atMs: atMs)
-            mark(target, movesPurchases ? [.identity, .purchases] : [.identity], counters: &counters)
-            counters.removed.insert(source)
-            record(.subscriberAlias, target, [EventDetail("merged_from", .profiles([source]))], atMs: atMs,
-                   counters: &counters)
-            // Balances are added (DESIGN.md); grants the source received are clawed back from
-            // the target from now on (its id resolves there).
-            for (currency, history) in (currencies.histories[source] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                guard let balance = history.last?.balance, balance > 0 else { continue }
-                move(CurrencyMovement(currency: currency, amount: balance, source: .merge, ref: source.description),
-                     for: target, atMs: atMs, counters: &counters)
+            merge(source, into: target, atMs: atMs, counters: &counters) { _ in
+                (.subscriberAlias, [EventDetail("merged_from", .profiles([source]))])
             }
-            currencies.remove(source)
         case .attributesUpdated(let id, let updates):
             // The rule logged only the updates that win (replay does not compare times again).
             let sequence = sequence
@@ -448,6 +442,16 @@ public struct ProjectState: Sendable, Equatable {
             queue(keys, for: target, atMs: atMs, scheduled: &counters.scheduled)
         case .pendingOwnerRecorded(let key, let id):
             web.pendingOwners[key] = id
+        case .linkKeyMade(let key):
+            web.setLinkKey(key)
+        case .redemptionLinkStored(let key, let link):
+            web.store(link, for: key)
+        case .purchaseRedeemed(let source, let target, let key):
+            merge(source, into: target, atMs: atMs, counters: &counters) { state in
+                (.purchaseRedeemed, state.redeemedDetails(of: key, mergedFrom: source))
+            }
+        case .checkoutSessionRecorded(let session, let key):
+            web.sessions[session] = key
         case .stripePaymentLinked(let payment, let invoice):
             web.paymentInvoices[payment] = invoice
         case .stripeInvoiceLinked(let invoice, let subscription):
@@ -455,6 +459,33 @@ public struct ProjectState: Sendable, Equatable {
         case .stripeRefundRecorded(let transactionID, let fraction):
             web.refundedFractions[transactionID] = fraction
         }
+    }
+
+    /// Folds the anonymous `source` into `target` (`profile.identify`'s merge, and a redemption's):
+    /// purchases, grants and attributes move, balances are added, and one event says so, its
+    /// details taken once the purchases have moved.
+    private mutating func merge(_ source: ProfileID, into target: ProfileID, atMs: Int64, counters: inout BatchCounters,
+                                event: (ProjectState) -> (EventType, [EventDetail]))
+    {
+        noteEntitlements(of: [target], atMs: atMs, counters: &counters)
+        // Grants show only as entitlements, which the comparison at the end of the batch sees.
+        let movesPurchases = purchases.ownsPurchase(source)
+        if profiles.merge(source, into: target) { profiles.update(target) { $0.attributesCursor = sequence } }
+        purchases.move(from: source, to: target)
+        if !web.pendingOwners.isEmpty { web.followMerge(from: source, into: target) }
+        touch(target, atMs: atMs)
+        mark(target, movesPurchases ? [.identity, .purchases] : [.identity], counters: &counters)
+        counters.removed.insert(source)
+        let (type, details) = event(self)
+        record(type, target, details, atMs: atMs, counters: &counters)
+        // Balances are added (DESIGN.md); grants the source received are clawed back from
+        // the target from now on (its id resolves there).
+        for (currency, history) in (currencies.histories[source] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let balance = history.last?.balance, balance > 0 else { continue }
+            move(CurrencyMovement(currency: currency, amount: balance, source: .merge, ref: source.description),
+                 for: target, atMs: atMs, counters: &counters)
+        }
+        currencies.remove(source)
     }
 
     /// One balance change: a history entry named `vct_<sequence>_<n>`, its event, the cursor.

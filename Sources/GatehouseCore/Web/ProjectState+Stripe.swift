@@ -28,6 +28,7 @@ extension ProjectState {
         }
         var draft = PurchaseDraft(state: self, nowMs: nowMs)
         var before: [Change] = [.notificationSeen(store: Self.stripeStore, id: notice.eventID)]
+        var after: [Change] = []
         var buyer: ProfileID?
         switch notice.action {
         case .recordOnly:
@@ -44,6 +45,11 @@ extension ProjectState {
                 draft.claim(key, for: id)
             } else {
                 before.append(.pendingOwnerRecorded(key, id))
+            }
+            if let session = named.sessionID { before.append(.checkoutSessionRecorded(session, key)) }
+            // A buyer the app did not name gets a link to take the purchase into the app.
+            if !made.isEmpty, (draft.owner(of: key) ?? id) == id {
+                after += issueLink(for: key, buyer: id, email: named.email, nowMs: nowMs, random: random)
             }
         case .term(let transaction, let initial):
             if initial || !draft.knows(transaction.key) {
@@ -79,6 +85,7 @@ extension ProjectState {
         }
         var decision = draft.decision(for: nil)
         decision.batch.changes.insert(contentsOf: before, at: 0)
+        decision.batch.changes += after
         if case .recordOnly = notice.action { decision.applied = false }
         decision.profileID = purchaseKey(of: notice).flatMap { draft.owner(of: $0) } ?? buyer
         return decision

@@ -1,10 +1,23 @@
+import GatehouseBase
+
 /// What a project keeps of its web sales beyond the purchases themselves (DESIGN.md, "Web
-/// purchases and redemption links").
+/// purchases and redemption links"). Each map holds at most one entry per web purchase, but for
+/// Stripe's links and refunds: one per paid invoice, one per refunded term.
 public struct WebPurchases: Sendable, Equatable {
     /// Checkouts completed before their purchase was known: the owner the purchase gets when
     /// Stripe's first event about it arrives. Stripe sends a Checkout's events in no set order,
     /// and only the session names who bought.
     public internal(set) var pendingOwners: [PurchaseKey: ProfileID]
+    /// The key redemption tokens are derived with: random, made with the first link, moved with
+    /// the project, never shown.
+    public internal(set) var linkKey: [UInt8]?
+    /// The redemption link of each purchase a web profile bought.
+    public private(set) var links: [PurchaseKey: RedemptionLink]
+    /// Which purchase each completed Checkout Session bought (the success page's `session_id`).
+    public internal(set) var sessions: [String: PurchaseKey]
+    /// Every generation's token of every link, by its SHA-256: derived from `linkKey` and
+    /// `links`, never stored. An older generation stays, so its token answers `expired`.
+    public private(set) var tokens: [RedemptionToken.Digest: TokenPlace] = [:]
     /// Which invoice each payment paid (`invoice_payment.paid`), by the payment's id: its
     /// PaymentIntent (`pi_…`), or the charge (`ch_…`) of a payment made without one. In the
     /// pinned API version neither an invoice nor a charge names the other, and a refund or a
@@ -23,13 +36,73 @@ public struct WebPurchases: Sendable, Equatable {
     /// is no longer the current one. One entry per such refunded term; it only grows.
     public internal(set) var refundedFractions: [String: Double]
 
-    public init(pendingOwners: [PurchaseKey: ProfileID] = [:], paymentInvoices: [String: String] = [:],
-                invoiceSubscriptions: [String: String] = [:], refundedFractions: [String: Double] = [:])
+    /// Where a token points.
+    public struct TokenPlace: Sendable, Equatable {
+        public var purchase: PurchaseKey
+        public var generation: UInt32
+    }
+
+    public init(pendingOwners: [PurchaseKey: ProfileID] = [:], linkKey: [UInt8]? = nil,
+                links: [PurchaseKey: RedemptionLink] = [:], sessions: [String: PurchaseKey] = [:],
+                paymentInvoices: [String: String] = [:], invoiceSubscriptions: [String: String] = [:],
+                refundedFractions: [String: Double] = [:])
     {
         self.pendingOwners = pendingOwners
+        self.linkKey = linkKey
+        self.links = links
+        self.sessions = sessions
         self.paymentInvoices = paymentInvoices
         self.invoiceSubscriptions = invoiceSubscriptions
         self.refundedFractions = refundedFractions
+        for (key, link) in links { indexTokens(of: key, through: link.generation) }
+    }
+
+    /// The token of the current generation of `key`'s link.
+    public func currentToken(of key: PurchaseKey) -> String? {
+        guard let linkKey, let link = links[key] else { return nil }
+        return RedemptionToken.make(linkKey: linkKey, purchase: key, generation: link.generation)
+    }
+
+    /// The purchase and generation of a token this project issued; `nil` for any other text.
+    /// The index finds it by digest; the token derived again must then match, in constant time.
+    public func place(of token: String) -> TokenPlace? {
+        guard let linkKey, RedemptionToken.isWellFormed(token), let place = tokens[RedemptionToken.Digest(token: token)]
+        else { return nil }
+        let expected = RedemptionToken.make(linkKey: linkKey, purchase: place.purchase, generation: place.generation)
+        return constantTimeEquals(Array(expected.utf8), Array(token.utf8)) ? place : nil
+    }
+
+    /// Stores a link (insert or replace) and indexes the tokens of its generations.
+    mutating func store(_ link: RedemptionLink, for key: PurchaseKey) {
+        let known = links[key]?.generation ?? 0
+        links[key] = link
+        if link.generation > known { indexTokens(of: key, through: link.generation, from: known + 1) }
+    }
+
+    private mutating func indexTokens(of key: PurchaseKey, through generation: UInt32, from first: UInt32 = 1) {
+        guard let linkKey, first <= generation else { return }
+        for number in first...generation {
+            let token = RedemptionToken.make(linkKey: linkKey, purchase: key, generation: number)
+            tokens[RedemptionToken.Digest(token: token)] = TokenPlace(purchase: key, generation: number)
+        }
+    }
+
+    /// The link key arrived after links were stored (a batch making both): index them now.
+    mutating func setLinkKey(_ key: [UInt8]) {
+        linkKey = key
+        tokens = [:]
+        for (purchase, link) in links { indexTokens(of: purchase, through: link.generation) }
+    }
+
+    /// A profile merged into another: what named the source names the target.
+    mutating func followMerge(from source: ProfileID, into target: ProfileID) {
+        for (key, owner) in pendingOwners where owner == source { pendingOwners[key] = target }
+    }
+
+    public static func == (a: WebPurchases, b: WebPurchases) -> Bool {
+        a.pendingOwners == b.pendingOwners && a.linkKey == b.linkKey && a.links == b.links && a.sessions == b.sessions
+            && a.paymentInvoices == b.paymentInvoices && a.invoiceSubscriptions == b.invoiceSubscriptions
+            && a.refundedFractions == b.refundedFractions
     }
 }
 
@@ -77,10 +150,13 @@ public struct StripeNotice: Sendable, Equatable {
 public struct WebBuyer: Sendable, Equatable {
     public var reference: String?
     public var email: String?
+    /// The Checkout Session's id, which the success page is opened with.
+    public var sessionID: String?
 
-    public init(reference: String?, email: String?) {
+    public init(reference: String?, email: String?, sessionID: String? = nil) {
         self.reference = reference
         self.email = email
+        self.sessionID = sessionID
     }
 }
 

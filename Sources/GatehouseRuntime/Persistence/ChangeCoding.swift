@@ -42,6 +42,14 @@ enum ChangeCoding {
         case configReplaced = 24
         /// A Checkout's buyer of a purchase not yet known (``WebCoding``).
         case pendingOwnerRecorded = 25
+        /// The project's redemption link key (32 bytes).
+        case linkKeyMade = 26
+        /// A purchase key and its redemption link (``WebCoding``).
+        case redemptionLinkStored = 27
+        /// The web profile, the redeeming profile, the purchase key.
+        case purchaseRedeemed = 28
+        /// A Checkout Session id and its purchase key.
+        case checkoutSessionRecorded = 29
         /// A Stripe payment's invoice (``WebCoding``).
         case stripePaymentLinked = 30
         /// A Stripe invoice's subscription.
@@ -144,6 +152,22 @@ enum ChangeCoding {
         case .pendingOwnerRecorded(let key, let id):
             writer.writeUInt8(Tag.pendingOwnerRecorded.rawValue)
             WebCoding.writePendingOwner(key, id, into: &writer)
+        case .linkKeyMade(let key):
+            writer.writeUInt8(Tag.linkKeyMade.rawValue)
+            writer.writeBytes(key)
+        case .redemptionLinkStored(let key, let link):
+            writer.writeUInt8(Tag.redemptionLinkStored.rawValue)
+            WebCoding.writeKey(key, into: &writer)
+            WebCoding.writeLink(link, into: &writer)
+        case .purchaseRedeemed(let source, let target, let key):
+            writer.writeUInt8(Tag.purchaseRedeemed.rawValue)
+            ProfileCoding.writeID(source, into: &writer)
+            ProfileCoding.writeID(target, into: &writer)
+            WebCoding.writeKey(key, into: &writer)
+        case .checkoutSessionRecorded(let session, let key):
+            writer.writeUInt8(Tag.checkoutSessionRecorded.rawValue)
+            writer.writeString(session)
+            WebCoding.writeKey(key, into: &writer)
         case .stripePaymentLinked(let payment, let invoice):
             writer.writeUInt8(Tag.stripePaymentLinked.rawValue)
             writer.writeString(payment)
@@ -229,6 +253,17 @@ enum ChangeCoding {
         case .pendingOwnerRecorded:
             let (key, id) = try WebCoding.readPendingOwner(&reader)
             return .pendingOwnerRecorded(key, id)
+        case .linkKeyMade:
+            let key = try reader.readBytes()
+            guard key.count == RedemptionToken.keyLength else { throw ByteReaderError.invalid("link key length", at: start) }
+            return .linkKeyMade(key)
+        case .redemptionLinkStored:
+            return .redemptionLinkStored(try WebCoding.readKey(&reader), try WebCoding.readLink(&reader))
+        case .purchaseRedeemed:
+            return .purchaseRedeemed(from: try ProfileCoding.readID(&reader), into: try ProfileCoding.readID(&reader),
+                                     purchase: try WebCoding.readKey(&reader))
+        case .checkoutSessionRecorded:
+            return .checkoutSessionRecorded(try reader.readString(), try WebCoding.readKey(&reader))
         case .stripePaymentLinked:
             return .stripePaymentLinked(payment: try reader.readString(), invoice: try reader.readString())
         case .stripeInvoiceLinked:

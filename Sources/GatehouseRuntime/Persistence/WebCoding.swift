@@ -2,14 +2,16 @@ import GatehouseBase
 import GatehouseCore
 
 /// What web sales keep beside their purchases (docs/data-format.md, "Web purchases"): the
-/// pending owners, in purchase key order, each as store, id and profile id; from state version
-/// 9 on, Stripe's links and refunds after them (``writeStripe(_:into:)``).
+/// pending owners, in purchase key order, each as store, id and profile id; from state version 9
+/// Stripe's links and refunds (``writeStripe(_:into:)``), then the link key (absent or 32 bytes),
+/// the redemption links in purchase key order, and the Checkout Sessions in id order.
 enum WebCoding {
     static func write(_ web: WebPurchases, into writer: inout ByteWriter) {
         writer.writeArray(web.pendingOwners.sorted { $0.key < $1.key }) { writer, entry in
             writePendingOwner(entry.key, entry.value, into: &writer)
         }
         writeStripe(web, into: &writer)
+        writeRedemption(web, into: &writer)
     }
 
     /// `version`: the state version, whose web purchases end after the pending owners before 9.
@@ -20,20 +22,97 @@ enum WebCoding {
         for (key, id) in entries {
             guard pending.updateValue(id, forKey: key) == nil else { throw ByteReaderError.invalid("a purchase pending twice", at: start) }
         }
-        let stripe = version >= 9 ? try readStripe(&reader) : Stripe()
-        return WebPurchases(pendingOwners: pending, paymentInvoices: stripe.paymentInvoices,
-                            invoiceSubscriptions: stripe.invoiceSubscriptions, refundedFractions: stripe.refundedFractions)
+        guard version >= 9 else { return WebPurchases(pendingOwners: pending) }
+        let stripe = try readStripe(&reader)
+        let (linkKey, links, sessions) = try readRedemption(&reader)
+        return WebPurchases(pendingOwners: pending, linkKey: linkKey, links: links, sessions: sessions,
+                            paymentInvoices: stripe.paymentInvoices, invoiceSubscriptions: stripe.invoiceSubscriptions,
+                            refundedFractions: stripe.refundedFractions)
+    }
+
+    private static func writeRedemption(_ web: WebPurchases, into writer: inout ByteWriter) {
+        writer.writeOptional(web.linkKey) { writer, key in writer.writeBytes(key) }
+        writer.writeArray(web.links.sorted { $0.key < $1.key }) { writer, entry in
+            writeKey(entry.key, into: &writer)
+            writeLink(entry.value, into: &writer)
+        }
+        writer.writeArray(web.sessions.sorted { $0.key < $1.key }) { writer, entry in
+            writer.writeString(entry.key)
+            writeKey(entry.value, into: &writer)
+        }
+    }
+
+    private static func readRedemption(_ reader: inout ByteReader) throws(ByteReaderError)
+        -> ([UInt8]?, [PurchaseKey: RedemptionLink], [String: PurchaseKey])
+    {
+        let keyOffset = reader.offset
+        let linkKey = try reader.readOptional { reader throws(ByteReaderError) in try reader.readBytes() }
+        if let linkKey, linkKey.count != RedemptionToken.keyLength { throw ByteReaderError.invalid("link key length", at: keyOffset) }
+        let linksOffset = reader.offset
+        let linkList = try reader.readArray { reader throws(ByteReaderError) in (try readKey(&reader), try readLink(&reader)) }
+        let links = Dictionary(linkList, uniquingKeysWith: { first, _ in first })
+        guard links.count == linkList.count, linkKey != nil || links.isEmpty else {
+            throw ByteReaderError.invalid("links of one purchase twice, or links without a key", at: linksOffset)
+        }
+        let sessionsOffset = reader.offset
+        let sessionList = try reader.readArray { reader throws(ByteReaderError) in (try reader.readString(), try readKey(&reader)) }
+        let sessions = Dictionary(sessionList, uniquingKeysWith: { first, _ in first })
+        guard sessions.count == sessionList.count else { throw ByteReaderError.invalid("a session twice", at: sessionsOffset) }
+        return (linkKey, links, sessions)
+    }
+
+    static func writeKey(_ key: PurchaseKey, into writer: inout ByteWriter) {
+        writer.writeString(key.store)
+        writer.writeString(key.id)
+    }
+
+    static func readKey(_ reader: inout ByteReader) throws(ByteReaderError) -> PurchaseKey {
+        PurchaseKey(store: try reader.readString(), id: try reader.readString())
+    }
+
+    /// Web profile, generation, issue time, last email time, the owed email (attempts, next
+    /// attempt, last error), and the redeeming profile.
+    static func writeLink(_ link: RedemptionLink, into writer: inout ByteWriter) {
+        ProfileCoding.writeID(link.webProfile, into: &writer)
+        writer.writeVarUInt(UInt64(link.generation))
+        writer.writeVarInt(link.issuedMs)
+        writer.writeOptional(link.emailedMs) { writer, at in writer.writeVarInt(at) }
+        writer.writeOptional(link.mail) { writer, mail in
+            writer.writeVarUInt(UInt64(mail.attempts))
+            writer.writeVarInt(mail.nextAttemptMs)
+            writer.writeOptional(mail.lastError) { writer, error in writer.writeString(error) }
+        }
+        writer.writeOptional(link.redeemedBy) { writer, id in ProfileCoding.writeID(id, into: &writer) }
+    }
+
+    static func readLink(_ reader: inout ByteReader) throws(ByteReaderError) -> RedemptionLink {
+        let webProfile = try ProfileCoding.readID(&reader)
+        let generationOffset = reader.offset
+        guard let generation = UInt32(exactly: try reader.readVarUInt()), generation >= 1 else {
+            throw ByteReaderError.invalid("link generation", at: generationOffset)
+        }
+        let issuedMs = try reader.readVarInt()
+        let emailedMs = try reader.readOptional { reader throws(ByteReaderError) in try reader.readVarInt() }
+        let mail = try reader.readOptional { reader throws(ByteReaderError) -> OwedMail in
+            let attemptsOffset = reader.offset
+            guard let attempts = UInt16(exactly: try reader.readVarUInt()) else {
+                throw ByteReaderError.invalid("mail attempts", at: attemptsOffset)
+            }
+            return OwedMail(attempts: attempts, nextAttemptMs: try reader.readVarInt(),
+                            lastError: try reader.readOptional { reader throws(ByteReaderError) in try reader.readString() })
+        }
+        let redeemedBy = try reader.readOptional { reader throws(ByteReaderError) in try ProfileCoding.readID(&reader) }
+        return RedemptionLink(webProfile: webProfile, generation: generation, issuedMs: issuedMs, emailedMs: emailedMs, mail: mail,
+                              redeemedBy: redeemedBy)
     }
 
     static func writePendingOwner(_ key: PurchaseKey, _ id: ProfileID, into writer: inout ByteWriter) {
-        writer.writeString(key.store)
-        writer.writeString(key.id)
+        writeKey(key, into: &writer)
         ProfileCoding.writeID(id, into: &writer)
     }
 
     static func readPendingOwner(_ reader: inout ByteReader) throws(ByteReaderError) -> (PurchaseKey, ProfileID) {
-        let key = PurchaseKey(store: try reader.readString(), id: try reader.readString())
-        return (key, try ProfileCoding.readID(&reader))
+        (try readKey(&reader), try ProfileCoding.readID(&reader))
     }
 
     // MARK: Stripe's links and refunds (state version 9)
@@ -47,11 +126,11 @@ enum WebCoding {
         writer.writeArray(web.refundedFractions.sorted { $0.key < $1.key }) { writeRefund($1.key, $1.value, into: &$0) }
     }
 
-    /// What ``writeStripe(_:into:)`` writes, read back (empty before state version 9).
+    /// What ``writeStripe(_:into:)`` writes, read back.
     struct Stripe {
-        var paymentInvoices: [String: String] = [:]
-        var invoiceSubscriptions: [String: String] = [:]
-        var refundedFractions: [String: Double] = [:]
+        var paymentInvoices: [String: String]
+        var invoiceSubscriptions: [String: String]
+        var refundedFractions: [String: Double]
     }
 
     /// A key listed twice, or a fraction outside 0 (excluded) … 1, is damage.

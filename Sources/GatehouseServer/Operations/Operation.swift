@@ -94,7 +94,7 @@ struct OperationContext: Sendable {
 enum Operations {
     /// Every op this server answers.
     static let all: [Operation] = SessionOperations.all + AdminOperations.all + ConfigOperations.all + ProfileOperations.all
-        + PurchaseOperations.all + CurrencyOperations.all + SyncOperations.all + WebhookOperations.all
+        + PurchaseOperations.all + CurrencyOperations.all + SyncOperations.all + WebhookOperations.all + WebOperations.all
 
     /// What the metrics count a request under when it names no op this server knows (or none).
     static let otherNumber = all.count

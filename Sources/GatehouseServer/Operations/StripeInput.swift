@@ -62,7 +62,8 @@ enum StripeInput {
     private static func checkout(_ session: StripeCheckoutSession, stripe: StripeSettings, config: ProjectConfig,
                                  environment: StoreEnvironment, atSeconds: Int64) -> StripeNotice.Action
     {
-        let buyer = WebBuyer(reference: session.clientReferenceID ?? session.metadata["app_user_id"], email: session.email)
+        let buyer = WebBuyer(reference: session.clientReferenceID ?? session.metadata["app_user_id"], email: session.email,
+                             sessionID: session.id)
         switch session.mode {
         case .subscription:
             guard let id = session.subscriptionID else { return .recordOnly }

@@ -50,6 +50,7 @@ public enum Answer {
             case .balance(let balance): object.append("balance", .int(balance))
             case .legacyCode(let code): object.append("legacy_code", .int(code))
             case .limit(let limit): object.append("limit", .int(limit))
+            case .obfuscatedEmail(let address): object.append("obfuscated_email", .string(address))
             }
         }
         return object

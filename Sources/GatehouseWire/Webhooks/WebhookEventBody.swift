@@ -43,6 +43,8 @@ public enum WebhookEventBody {
             for detail in event.details where !Self.commonDetails.contains(detail.name) {
                 object.append(detail.name, EventDocument.json(detail.value))
             }
+            // What the redeemed purchase unlocks, as a purchase event names it.
+            if event.type == .purchaseRedeemed { object.append("entitlement_ids", strings(identity.entitlementIDs)) }
         }
         return object
     }

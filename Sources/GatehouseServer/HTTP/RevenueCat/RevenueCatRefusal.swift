@@ -25,6 +25,7 @@ struct RevenueCatRefusal: Error, Sendable {
         if backendCode == .invalidSubscriberAttributes, let key = Self.attributeKey(refusal) {
             error.attributeErrors = [RevenueCatError.AttributeError(keyName: key, message: refusal.message)]
         }
+        for case .obfuscatedEmail(let address) in refusal.details { error.obfuscatedEmail = address }
     }
 
     private static func mapping(_ error: GatehouseError) -> (code: RevenueCatErrorCode, status: Int?) {

@@ -18,11 +18,13 @@ enum RevenueCatRoute: Sendable {
     case promotional
     case revokePromotionals
     case currencyTransaction
+    case redeemPurchase
 
     /// Each route's method and pattern.
     static let patterns: [(method: String, pattern: String, route: RevenueCatRoute)] = [
         ("GET", "/v1/subscribers/{app_user_id}", .subscriber),
         ("POST", "/v1/subscribers/identify", .identify),
+        ("POST", "/v1/subscribers/redeem_purchase", .redeemPurchase),
         ("POST", "/v1/receipts", .receipts),
         ("POST", "/v1/subscribers/{app_user_id}/attributes", .attributes),
         ("GET", "/v1/subscribers/{app_user_id}/offerings", .offerings),

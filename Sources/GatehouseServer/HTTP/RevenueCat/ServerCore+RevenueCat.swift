@@ -70,6 +70,8 @@ extension ServerCore {
             }
         case .currencyTransaction:
             return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.currencyTransaction(request, steps) }
+        case .redeemPurchase:
+            return request.work(self, session) { steps throws(RevenueCatRefusal) in try await self.redeemPurchase(request, steps) }
         }
     }
 
@@ -136,6 +138,20 @@ extension ServerCore {
         let unseen = reply.shown?.created == true
             || (reply.result["switched"] == .bool(false) && reply.shown?.view.profile.customerUserID != before)
         return request.subscriber(reply.shown, status: unseen ? 201 : 200, steps)
+    }
+
+    /// `POST /v1/subscribers/redeem_purchase`: `web.redeem` of the profile `app_user_id` names
+    /// (found or created, as the SDK's other calls do); the subscriber object, or 7849 / 7852 / 7853.
+    private func redeemPurchase(_ request: RevenueCatRequest, _ steps: RevenueCatSteps) async throws(RevenueCatRefusal)
+        -> HTTPWorkAnswer
+    {
+        let body = try request.bodyObject()
+        let token = try RevenueCatRequest.required(body["redemption_token"]?.stringValue, "redemption_token")
+        let current = try await steps.findOrCreate(request.appUserID(body["app_user_id"]?.stringValue))
+        let reply = try await steps.run("web.redeem", [
+            "profile_id": .string(current.view.profile.id.description), "redemption_token": .string(token),
+        ])
+        return request.subscriber(reply.shown, status: 200, steps)
     }
 
     /// `POST /v1/receipts`: a StoreKit 2 signed transaction, reported or (for a restore) restored.
