@@ -236,6 +236,24 @@ private let day = StripeNotices.day
         #expect(world.state == before)
     }
 
+    @Test func aRefundAfterTheWebPurchaseWasRedeemedTakesBackFromTheAppProfile() throws {
+        var world = PurchaseWorld.withCurrencies()
+        let app = try world.create("alice")
+        try world.stripe(S.checkout("evt_c", "sub_1"))
+        try world.stripe(S.invoice("evt_i1", "sub_1", invoice: "in_1", startMs: 1_000, endMs: 100_000, initial: true,
+                                   product: "big_monthly"))
+        try world.stripe(S.paid("evt_p1", payment: "pi_1", invoice: "in_1", atMs: 1_000))
+        let buyer = try #require(world.stripeSubscription("sub_1")?.owner)
+        #expect(world.balance(buyer) == 1_000)
+        #expect(try world.redeem(app, try world.token()) == .success(app))
+        #expect(world.balance(app) == 1_000)
+        let decision = try world.stripe(S.refund("evt_r", payment: "pi_1", fraction: 0.5, atMs: 2_000))
+        #expect(decision.profileID == app)
+        #expect(world.balance(app) == 500)
+        #expect(world.history(app).last?.source == .refund)
+        #expect(world.currencyProblems() == [])
+    }
+
     @Test func aPaymentLinkedTwiceKeepsItsFirstInvoice() throws {
         var (world, _) = try Self.renewed()
         let decision = try world.stripe(S.paid("evt_p9", payment: "pi_1", invoice: "in_9", atMs: 151_000))
