@@ -128,7 +128,8 @@ public struct StripeNotice: Sendable, Equatable {
         /// `charge.dispute.closed` as `lost`: the buyer's bank took `payment` back.
         case chargeback(payment: String)
         /// Taken as seen and nothing else: an event type the server does not use, one of the
-        /// other mode, a price the config does not sell.
+        /// other mode, a price the config does not sell, a dispute not lost, an invoice payment
+        /// not paid, a charge with nothing refunded.
         case recordOnly
     }
 
