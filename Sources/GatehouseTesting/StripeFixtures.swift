@@ -69,6 +69,42 @@ public enum StripeFixtures {
         "t=\(timestamp),v1=\(StripeSignature.signature(timestamp: timestamp, body: body, secret: secret))"
     }
 
+    // MARK: Events of payments
+
+    /// `invoice_payment.paid`: `paymentIntentID` paid `invoiceID` at `createdSeconds`.
+    public static func invoicePaymentPaid(
+        invoiceID: String = invoiceID, paymentIntentID: String? = paymentIntentID, chargeID: String? = nil,
+        amountPaid: Int64 = 999, createdSeconds: Int64 = createdSeconds
+    ) -> JSONObject {
+        let payment = invoicePayment(
+            id: "inpay_" + String(invoiceID.dropFirst(3)), invoiceID: invoiceID, paymentIntentID: paymentIntentID,
+            chargeID: chargeID, amountPaid: amountPaid, createdSeconds: createdSeconds)
+        return event(.invoicePaymentPaid, payment, createdSeconds: createdSeconds)
+    }
+
+    /// `charge.refunded` at `createdSeconds`: of the charge's `amount` (made at
+    /// `chargeCreatedSeconds`), `amountRefunded` is refunded so far.
+    public static func chargeRefunded(
+        amountRefunded: Int64, amount: Int64 = 999, chargeID: String = chargeID, paymentIntentID: String? = paymentIntentID,
+        chargeCreatedSeconds: Int64 = createdSeconds, createdSeconds: Int64
+    ) -> JSONObject {
+        let refunded = charge(
+            id: chargeID, amount: amount, amountRefunded: amountRefunded, paymentIntentID: paymentIntentID,
+            createdSeconds: chargeCreatedSeconds)
+        return event(.chargeRefunded, refunded, createdSeconds: createdSeconds)
+    }
+
+    /// A dispute's event at `createdSeconds`: `charge.dispute.closed` unless told otherwise, the
+    /// dispute `won`, `lost`, `warning_closed` or `prevented` (`needs_response` for
+    /// `charge.dispute.created`).
+    public static func disputeEvent(
+        _ type: StripeEventType = .chargeDisputeClosed, status: String, chargeID: String = chargeID,
+        paymentIntentID: String? = paymentIntentID, disputeCreatedSeconds: Int64 = createdSeconds, createdSeconds: Int64
+    ) -> JSONObject {
+        let closed = dispute(chargeID: chargeID, paymentIntentID: paymentIntentID, status: status, createdSeconds: disputeCreatedSeconds)
+        return event(type, closed, createdSeconds: createdSeconds)
+    }
+
     // MARK: Objects
 
     /// A completed Checkout Session. `email` is what the buyer typed (`customer_details.email`);

@@ -5,7 +5,10 @@ import Testing
 // Stripe's events as purchases (DESIGN.md, "Web purchases and redemption links"): who owns a
 // web purchase, in whichever order Stripe's events come, and what each event does to it.
 
-private enum S {
+private typealias S = StripeNotices
+
+/// Stripe's events as the server hands them to the rules, shared by the Stripe rule suites.
+enum StripeNotices {
     static let store = ProjectState.stripeStore
     static let day: Int64 = 86_400_000
 
@@ -26,6 +29,32 @@ private enum S {
             purchasedMs: startMs, expiresMs: endMs, token: nil, price: price, currency: "USD",
             periodType: price > 0 ? .normal : .trial, environment: .sandbox)
         return StripeNotice(eventID: event, atMs: atMs ?? startMs, action: .term(transaction, initial: initial))
+    }
+
+    /// A paid Checkout of a one-time `product` (its payment intent is the purchase's id).
+    static func payment(_ event: String, _ paymentIntent: String, product: String, price: Double = 29, reference: String? = nil,
+                        atMs: Int64 = 1_000) -> StripeNotice
+    {
+        let payment = StoreTransaction(
+            store: store, kind: .oneTime, transactionID: paymentIntent, originalTransactionID: paymentIntent, productID: product,
+            purchasedMs: atMs, expiresMs: 0, token: nil, price: price, currency: "EUR", periodType: .normal, environment: .sandbox)
+        return StripeNotice(eventID: event, atMs: atMs, action: .checkout(
+            key: key(paymentIntent), buyer: WebBuyer(reference: reference, email: "b@example.com"), oneTime: payment))
+    }
+
+    /// `invoice_payment.paid`.
+    static func paid(_ event: String, payment: String, invoice: String, atMs: Int64) -> StripeNotice {
+        StripeNotice(eventID: event, atMs: atMs, action: .paymentLinked(payment: payment, invoice: invoice))
+    }
+
+    /// `charge.refunded`.
+    static func refund(_ event: String, payment: String, fraction: Double = 1, atMs: Int64) -> StripeNotice {
+        StripeNotice(eventID: event, atMs: atMs, action: .refund(payment: payment, fraction: fraction))
+    }
+
+    /// `charge.dispute.closed`, lost.
+    static func chargeback(_ event: String, payment: String, atMs: Int64) -> StripeNotice {
+        StripeNotice(eventID: event, atMs: atMs, action: .chargeback(payment: payment))
     }
 
     static func update(_ event: String, _ subscription: String, _ status: StripeSubscriptionState.Status, cancel: Bool = false,

@@ -168,10 +168,12 @@ import Testing
     }
 
     /// A state version `version` body holding `config` (hex) in its head, with no profiles,
-    /// events, purchases or balances (and from version 7 an empty outbox).
+    /// events, purchases or balances (and from version 7 an empty outbox, from version 8 no pending
+    /// web purchases, from version 9 no Stripe links or refunds).
     static func body(version: String, config: String) -> String {
         let head = str("acme") + str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
-            + "01" + "01" + config + "01" + "01" + "00" + "00" + (version >= "07" ? "00" + "00" : "") + (version >= "08" ? "00" : "") + (version >= "09" ? "00" + "00" + "00" : "")
+            + "01" + "01" + config + "01" + "01" + "00" + "00" + (version >= "07" ? "00" + "00" : "") + (version >= "08" ? "00" : "")
+            + (version >= "09" ? String(repeating: "00", count: 6) : "")
         let sections = [head, "00" + "00", RecordGoldenBytes.emptyBook, RecordGoldenBytes.emptyLedger]
         return version + sections.map { Version3Fixtures.varint($0.count / 2) }.joined() + sections.joined()
     }
@@ -206,7 +208,7 @@ import Testing
         #expect(try Version3Fixtures.decodeBothWays(version8) == Self.state(Self.configWithWeb))
     }
 
-    @Test func stateVersion4StillReadsAndIsWrittenAsVersion8() throws {
+    @Test func stateVersion4StillReadsAndIsWrittenAsVersion9() throws {
         let old = try #require(Hex.decode(Self.body(version: "04", config: Self.version2)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.configWithTexts))
@@ -217,7 +219,7 @@ import Testing
         let old = try #require(Hex.decode(Self.body(version: "03", config: Self.version1)))
         let decoded = try Version3Fixtures.decodeBothWays(old)
         #expect(decoded == Self.state(Self.config))
-        // Written again, it is version 8: the offering with no description or metadata, the
+        // Written again, it is version 9: the offering with no description or metadata, the
         // default limits, no App Store, no webhooks, no OneSignal, no Stripe, no web settings.
         #expect(Hex.encode(StateCoding.encode(decoded)) == Self.body(version: "09", config: Self.version2WithoutTexts + "00" + "00" + "00" + "00"))
     }

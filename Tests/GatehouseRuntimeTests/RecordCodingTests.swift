@@ -136,6 +136,11 @@ import Testing
         #expect(Self.hex(record.payload) == Self.goldenCreatedVersion9, "\(Self.hex(record.payload))")
     }
 
+    @Test func version8ProjectCreatedRecordStillDecodes() throws {
+        let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion8)))
+        #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
+    }
+
     @Test func version7ProjectCreatedRecordStillDecodes() throws {
         let record = WALRecord(kind: 1, payload: try #require(Hex.decode(Self.goldenCreatedVersion7)))
         #expect(try RuntimeRecord(record) == .projectCreated(1, Self.state))
@@ -206,9 +211,10 @@ import Testing
     /// Section 0 in state version 8: its config (layout 5) has no Stripe and no web settings
     /// after OneSignal, and no pending web purchases follow the outbox.
     static let headVersion8 = headStart + "d00f" + "00" + "00" + "00" + "00" + "03" + "02" + "00" + "00" + "00" + "00" + "00"
-    /// Section 0 in state version 9: as version 8's, and no link key, no redemption links and no
-    /// Checkout Sessions after the pending web purchases.
-    static let headVersion9 = headVersion8 + "00" + "00" + "00"
+    /// Section 0 in state version 9: as version 8's, the web purchases ending with no Stripe
+    /// payment links, invoice links or refunds, no link key, no redemption links and no Checkout
+    /// Sessions.
+    static let headVersion9 = headVersion8 + String(repeating: "00", count: 6)
 
     /// State version 3: incarnation 1, version 3, the section lengths (148, 2, 5, 3), then the
     /// head, the events (no events, no detail bytes), the empty book and the empty ledger.
@@ -234,9 +240,9 @@ import Testing
     static let goldenCreatedVersion8 = "01" + "08" + "9d01" + "02" + "05" + "03" + headVersion8 + "00" + "00" + emptyBook
         + emptyLedger
 
-    /// State version 9, which is written: as version 8 with the redemption links and sessions
-    /// (section 0 is 160 bytes).
-    static let goldenCreatedVersion9 = "01" + "09" + "a001" + "02" + "05" + "03" + headVersion9 + "00" + "00" + emptyBook
+    /// State version 9, which is written: as version 8 with Stripe's links and refunds and the
+    /// redemption links and sessions at the end of the web purchases (section 0 is 163 bytes).
+    static let goldenCreatedVersion9 = "01" + "09" + "a301" + "02" + "05" + "03" + headVersion9 + "00" + "00" + emptyBook
         + emptyLedger
 
     /// The same record as state version 1 wrote it (before purchases): no purchase book, no
@@ -289,7 +295,7 @@ import Testing
         // the id, 23 detail bytes.
         let events3 = "01" + "17" + "01" + "89" + "03" + "01" + id + "01" + "0c" + "03" + "00" + "08" + id + "17"
         #expect(Self.hex(StateCoding.encode(state))
-            == "09" + "a001" + "32" + "05" + "03" + Self.headVersion9 + events3 + Self.emptyBook + Self.emptyLedger)
+            == "09" + "a301" + "32" + "05" + "03" + Self.headVersion9 + events3 + Self.emptyBook + Self.emptyLedger)
     }
 
     @Test func newerStateVersionIsRefused() throws {

@@ -111,9 +111,10 @@ enum Version3Fixtures {
     /// (`00` after the outbox).
     static let headVersion8 = head(limits: "d00f" + "00" + "00" + "00" + "00", profileLayout: 2) + "00" + "00" + "00"
 
-    /// Section 0 in state version 9: as version 8's, with no link key, no redemption links and no
-    /// Checkout Sessions (`00 00 00`) after the pending web purchases.
-    static let headVersion9 = headVersion8 + "00" + "00" + "00"
+    /// Section 0 in state version 9: as version 8's, the web purchases ending with no Stripe
+    /// payment links, invoice links or refunds (`00 00 00`), no link key, no redemption links and
+    /// no Checkout Sessions (`00 00 00`).
+    static let headVersion9 = headVersion8 + String(repeating: "00", count: 6)
 
     static func head(limits: String, profileLayout: Int = 1) -> String {
         let layout2 = profileLayout == 2
@@ -171,8 +172,8 @@ enum Version3Fixtures {
         return sections.map { F.varint($0.count / 2) }.joined() + sections.joined()
     }
 
-    /// Version 8 lays the state out as version 3 did, but for the config (layout 5) and the
-    /// profiles (layout 2) in the head, which ends with the outbox.
+    /// Version 9 lays the state out as version 3 did, but for the config (layout 5) and the
+    /// profiles (layout 2) in the head, which ends with the outbox and the web purchases.
     @Test func aSmallStateWritesTheseBytes() throws {
         let golden = "09" + Self.sectionsHex(head: Self.headVersion9)
         let written = Hex.encode(StateCoding.encode(F.state))
@@ -181,6 +182,7 @@ enum Version3Fixtures {
             #expect(Hex.encode(section) == [Self.headVersion9, Self.events, Self.book, Self.ledger][index], "section \(index)")
         }
         #expect(try F.decodeBothWays(try #require(Hex.decode(golden))) == F.state)
+        #expect(try F.decodeBothWays(try #require(Hex.decode("08" + Self.sectionsHex(head: Self.headVersion8)))) == F.state)
         #expect(try F.decodeBothWays(try #require(Hex.decode("07" + Self.sectionsHex(head: Self.headVersion7)))) == F.state)
         #expect(try F.decodeBothWays(try #require(Hex.decode("04" + Self.sectionsHex(head: Self.headVersion4)))) == F.state)
     }

@@ -39,9 +39,9 @@ enum Version5Fixtures {
     /// settings after OneSignal, and no pending web purchases after the outbox.
     static let headVersion8 = head(outbound: "00" + "00" + "00" + "00", outbox: "00" + "00" + "00")
 
-    /// Section 0 of `state` in state version 9: as version 8's, with no link key, no redemption
-    /// links and no Checkout Sessions at the end.
-    static let headVersion9 = headVersion8 + "00" + "00" + "00"
+    /// Section 0 of `state` in state version 9: as version 8's, with no Stripe links or refunds,
+    /// no link key, no redemption links and no Checkout Sessions at the end.
+    static let headVersion9 = headVersion8 + String(repeating: "00", count: 6)
 
     static func head(outbound: String, outbox: String) -> String {
         F.str("acme") + F.str("Acme") + "00" + String(repeating: "aa", count: 32) + String(repeating: "bb", count: 32)
@@ -115,9 +115,9 @@ enum Version5Fixtures {
     }
 
     @Test func anInstallIDHeldTwiceIsRefused() throws {
-        let twice = V.headVersion8.replacing("01" + F.profileBHex + "01" + V.installBHex,
+        let twice = V.headVersion9.replacing("01" + F.profileBHex + "01" + V.installBHex,
                                                 with: "01" + F.profileBHex + "01" + V.installAHex)
-        try #require(twice != V.headVersion8)
+        try #require(twice != V.headVersion9)
         var sections = StateCoding.sectionBytes(of: V.state)
         sections[0] = try #require(Hex.decode(twice))
         #expect(throws: ByteReaderError.self) { try F.decodeBothWays(StateCoding.body(sections: sections)) }

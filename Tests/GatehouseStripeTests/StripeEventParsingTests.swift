@@ -168,6 +168,22 @@ import Testing
         #expect(!read.refunded)
     }
 
+    /// A payment made without a PaymentIntent: the charge names none, and its invoice payment
+    /// names the charge (`payment.type: charge`).
+    @Test func aPaymentWithoutAPaymentIntentIsReadByItsCharge() throws {
+        guard case .charge(let charge) = try Self.parse(Fixtures.chargeRefunded(
+            amountRefunded: 100, chargeID: "ch_5", paymentIntentID: nil, createdSeconds: Fixtures.createdSeconds)).object
+        else { throw Unexpected(nil) }
+        #expect(charge.id == "ch_5")
+        #expect(charge.paymentIntentID == nil)
+        guard case .invoicePayment(let payment) = try Self.parse(Fixtures.invoicePaymentPaid(
+            invoiceID: "in_5", paymentIntentID: nil, chargeID: "ch_5")).object
+        else { throw Unexpected(nil) }
+        #expect(payment.paymentIntentID == nil)
+        #expect(payment.chargeID == "ch_5")
+        #expect(payment.invoiceID == "in_5")
+    }
+
     @Test(arguments: [StripeEventType.chargeDisputeCreated, .chargeDisputeUpdated, .chargeDisputeClosed])
     func aDisputeIsRead(_ type: StripeEventType) throws {
         let dispute = Fixtures.dispute(id: "du_1", chargeID: "ch_9", paymentIntentID: "pi_9", amount: 500, status: "lost")

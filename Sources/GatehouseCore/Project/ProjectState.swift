@@ -132,6 +132,14 @@ public struct ProjectState: Sendable, Equatable {
         case purchaseRedeemed(from: ProfileID, into: ProfileID, purchase: PurchaseKey)
         /// A completed Checkout Session and the purchase it bought.
         case checkoutSessionRecorded(String, PurchaseKey)
+        /// Stripe's payment (a PaymentIntent, or a charge without one) paid this invoice
+        /// (``WebPurchases/paymentInvoices``).
+        case stripePaymentLinked(payment: String, invoice: String)
+        /// Stripe's paid invoice is a term of this subscription (``WebPurchases/invoiceSubscriptions``).
+        case stripeInvoiceLinked(invoice: String, subscription: String)
+        /// Stripe refunded this share of a term or one-time payment, leaving its state
+        /// (``WebPurchases/refundedFractions``).
+        case stripeRefundRecorded(transactionID: String, fraction: Double)
     }
 
     /// `value` `nil` deletes the key. `updatedMs` is when the client set it (RevenueCat's
@@ -450,6 +458,12 @@ public struct ProjectState: Sendable, Equatable {
             }
         case .checkoutSessionRecorded(let session, let key):
             web.sessions[session] = key
+        case .stripePaymentLinked(let payment, let invoice):
+            web.paymentInvoices[payment] = invoice
+        case .stripeInvoiceLinked(let invoice, let subscription):
+            web.invoiceSubscriptions[invoice] = subscription
+        case .stripeRefundRecorded(let transactionID, let fraction):
+            web.refundedFractions[transactionID] = fraction
         }
     }
 

@@ -482,11 +482,7 @@ struct PurchaseDraft {
             grant(store: subscription.store, transactionID: term.transactionID, purchase: held.key,
                   grants: kind.grants(of: product), source: kind.source, owner: held.owner)
         }
-        for term in subscription.terms {
-            let fraction = subscription.status == .revoked ? 1 : term.refundedFraction
-            settleRefund(TermGrant.key(store: subscription.store, transactionID: term.transactionID), fraction: fraction,
-                         revoked: subscription.status == .revoked)
-        }
+        for term in subscription.terms { settleRefund(of: term, in: subscription) }
     }
 
     private mutating func settleCurrencies(of held: HeldPurchase, isNew: Bool) {
@@ -495,9 +491,54 @@ struct PurchaseDraft {
             grant(store: purchase.store, transactionID: purchase.transactionID, purchase: held.key,
                   grants: TermKind.purchase.grants(of: product), source: .purchase, owner: held.owner)
         }
-        let fraction = purchase.revoked ? 1 : (purchase.refunded ? purchase.refundedFraction : 0)
+        settleRefund(of: purchase)
+    }
+
+    private mutating func settleRefund(of term: SubscriptionTerm, in subscription: Subscription) {
+        let revoked = subscription.status == .revoked
+        let fraction = revoked ? 1 : max(term.refundedFraction, webRefundedFraction(subscription.store, term.transactionID))
+        settleRefund(TermGrant.key(store: subscription.store, transactionID: term.transactionID), fraction: fraction, revoked: revoked)
+    }
+
+    private mutating func settleRefund(of purchase: OneTimePurchase) {
+        let refunded = purchase.refunded ? purchase.refundedFraction : 0
+        let fraction = purchase.revoked ? 1 : max(refunded, webRefundedFraction(purchase.store, purchase.transactionID))
         settleRefund(TermGrant.key(store: purchase.store, transactionID: purchase.transactionID), fraction: fraction,
                      revoked: purchase.revoked)
+    }
+
+    // MARK: Stripe's refunds that leave the purchase as it is (DESIGN.md, "Web purchases and redemption links")
+
+    /// ``WebPurchases/refundedFractions`` as this request leaves them.
+    private var webRefunds: [String: Double] = [:]
+
+    /// The share of a term Stripe refunded without changing the purchase (0: none, or another store).
+    private func webRefundedFraction(_ store: String, _ transactionID: String) -> Double {
+        guard store == ProjectState.stripeStore else { return 0 }
+        return webRefunds[transactionID] ?? state.web.refundedFractions[transactionID] ?? 0
+    }
+
+    /// Stripe refunded `fraction` of the term `transactionID` of the subscription or one-time
+    /// purchase `key`, and its state stays as it is: only the term's currency grant owes back its
+    /// share (`floor(granted × fraction)`), which a larger refund of the same charge raises and a
+    /// smaller one, or a repeat, leaves (Stripe's `amount_refunded` only grows). `not_found` for
+    /// an unknown purchase or term.
+    mutating func refundCurrency(of key: PurchaseKey, transactionID: String, fraction: Double) throws(GatehouseError) {
+        let fraction = min(max(fraction, 0), 1)
+        let subscription = subscription(key)
+        let term = subscription?.term(id: transactionID)
+        let purchase = (oneTime[key] ?? state.purchases.oneTimePurchase(key))?.purchase
+        guard term != nil || purchase?.transactionID == transactionID else {
+            throw .notFound("term \(transactionID) of purchase \(key.id) in store \(key.store)")
+        }
+        guard fraction > webRefundedFraction(key.store, transactionID) else { return }
+        webRefunds[transactionID] = fraction
+        changes.append(.stripeRefundRecorded(transactionID: transactionID, fraction: fraction))
+        if let subscription, let term {
+            settleRefund(of: term, in: subscription)
+        } else if let purchase {
+            settleRefund(of: purchase)
+        }
     }
 
     /// Rule 2: a term grants once per currency, project-wide; unowned, it waits for its owner.

@@ -9,17 +9,22 @@ extension ProjectState {
     /// The store name of Stripe's purchases.
     public static let stripeStore = "stripe"
 
+    /// Stripe retries an event it could not deliver for up to three days from its `created`.
+    static let stripeRetryWindowMs: Int64 = 3 * 86_400_000
+
     /// Applies one Stripe event. A repeated event id changes nothing (`applied: false`), nor does
     /// an event the server does not use (`recordOnly`, also `applied: false`: it is only taken
     /// as seen); a subscription update for a subscription not yet known is `not_found`, so Stripe
     /// sends it again once its invoice has made it known (a refused event does not use up its id).
+    /// A refund or a chargeback of a payment not yet placed (``stripePurchase(paidBy:)``) is
+    /// `not_found` too, while Stripe still retries it: the events that link the payment to its
+    /// purchase were made before it and may still be on their way. Once Stripe's retries are
+    /// over, such a payment is not one of the project's: `applied: false`, its id not used up.
     public func applyStripe(_ notice: StripeNotice, nowMs: Int64, random: some RandomSource) throws(GatehouseError)
         -> PurchaseDecision
     {
         if purchases.hasSeen(notification: notice.eventID, store: Self.stripeStore) {
-            var decision = PurchaseDecision(batch: ChangeBatch([], atMs: nowMs), profileID: notice.key.flatMap(owner(of:)))
-            decision.applied = false
-            return decision
+            return Self.notApplied(nowMs: nowMs, profileID: purchaseKey(of: notice).flatMap(owner(of:)))
         }
         var draft = PurchaseDraft(state: self, nowMs: nowMs)
         var before: [Change] = [.notificationSeen(store: Self.stripeStore, id: notice.eventID)]
@@ -51,18 +56,77 @@ extension ProjectState {
                 _ = try draft.take(transaction, reportedBy: nil, atMs: notice.atMs)
             }
             if !initial { try draft.apply(.renewal(transaction.term), to: transaction.key, atMs: notice.atMs) }
+            if transaction.price > 0, web.invoiceSubscriptions[transaction.transactionID] == nil {
+                before.append(.stripeInvoiceLinked(invoice: transaction.transactionID, subscription: transaction.key.id))
+            }
         case .subscription(let key, let update):
             guard let current = draft.subscription(key) else {
                 throw .notFound("Stripe subscription \(key.id): its first invoice has not arrived yet")
             }
             for event in stripeEvents(update, current: current) { try draft.apply(event, to: key, atMs: notice.atMs) }
+        case .paymentLinked(let payment, let invoice):
+            // A payment of several invoices refunds the first one it was seen paying.
+            if web.paymentInvoices[payment] == nil { before.append(.stripePaymentLinked(payment: payment, invoice: invoice)) }
+        case .refund(let payment, let fraction):
+            guard let paid = try stripePurchase(paidBy: payment, notice: notice, nowMs: nowMs) else {
+                return Self.notApplied(nowMs: nowMs, profileID: nil)
+            }
+            let current = draft.subscription(paid.key).map { $0.currentTerm?.transactionID == paid.transactionID } ?? true
+            if fraction >= 1, current {
+                try draft.apply(.refund(transactionID: paid.transactionID, fraction: 1), to: paid.key, atMs: notice.atMs)
+            } else {
+                try draft.refundCurrency(of: paid.key, transactionID: paid.transactionID, fraction: fraction)
+            }
+        case .chargeback(let payment):
+            guard let paid = try stripePurchase(paidBy: payment, notice: notice, nowMs: nowMs) else {
+                return Self.notApplied(nowMs: nowMs, profileID: nil)
+            }
+            try draft.apply(.revoke, to: paid.key, atMs: notice.atMs)
         }
         var decision = draft.decision(for: nil)
         decision.batch.changes.insert(contentsOf: before, at: 0)
         decision.batch.changes += after
         if case .recordOnly = notice.action { decision.applied = false }
-        decision.profileID = notice.key.flatMap { draft.owner(of: $0) } ?? buyer
+        decision.profileID = purchaseKey(of: notice).flatMap { draft.owner(of: $0) } ?? buyer
         return decision
+    }
+
+    private static func notApplied(nowMs: Int64, profileID: ProfileID?) -> PurchaseDecision {
+        var decision = PurchaseDecision(batch: ChangeBatch([], atMs: nowMs), profileID: profileID)
+        decision.applied = false
+        return decision
+    }
+
+    /// What a Stripe payment (a PaymentIntent, or a charge made without one) paid for: a one-time
+    /// purchase, keyed by its PaymentIntent, or the term of a subscription, through the invoice
+    /// the payment paid (`invoice_payment.paid`) and the subscription that invoice is a term of
+    /// (`invoice.paid`). `nil` while either link is missing.
+    func stripePurchase(paidBy payment: String) -> (key: PurchaseKey, transactionID: String)? {
+        let oneTime = PurchaseKey(store: Self.stripeStore, id: payment)
+        if purchases.oneTimePurchase(oneTime) != nil { return (oneTime, payment) }
+        guard let invoice = web.paymentInvoices[payment], let subscription = web.invoiceSubscriptions[invoice] else { return nil }
+        return (PurchaseKey(store: Self.stripeStore, id: subscription), invoice)
+    }
+
+    /// ``stripePurchase(paidBy:)`` for an event about the payment: `not_found` while Stripe
+    /// retries the event, `nil` (not the project's) after that.
+    private func stripePurchase(paidBy payment: String, notice: StripeNotice, nowMs: Int64) throws(GatehouseError)
+        -> (key: PurchaseKey, transactionID: String)?
+    {
+        if let paid = stripePurchase(paidBy: payment) { return paid }
+        guard nowMs - notice.atMs <= Self.stripeRetryWindowMs else { return nil }
+        throw GatehouseError(.notFound, "the purchase Stripe's payment \(payment) paid for is not known yet")
+    }
+
+    /// The purchase the event is about, if it is known.
+    private func purchaseKey(of notice: StripeNotice) -> PurchaseKey? {
+        switch notice.action {
+        case .checkout(let key, _, _): key
+        case .term(let transaction, _): transaction.key
+        case .subscription(let key, _): key
+        case .refund(let payment, _), .chargeback(let payment): stripePurchase(paidBy: payment)?.key
+        case .paymentLinked, .recordOnly: nil
+        }
     }
 
     /// The profile a Checkout's reference names (a customer user id, a profile id or an install
@@ -103,17 +167,5 @@ extension ProjectState {
         events.append(update.cancelAtPeriodEnd ? .cancel : .uncancel)
         if let product = update.productID, product != current.productID { events.append(.productChange(newProductID: product)) }
         return events
-    }
-}
-
-extension StripeNotice {
-    /// The purchase the event is about, if any.
-    var key: PurchaseKey? {
-        switch action {
-        case .checkout(let key, _, _): key
-        case .term(let transaction, _): transaction.key
-        case .subscription(let key, _): key
-        case .recordOnly: nil
-        }
     }
 }

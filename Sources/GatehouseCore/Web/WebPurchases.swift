@@ -1,7 +1,8 @@
 import GatehouseBase
 
 /// What a project keeps of its web sales beyond the purchases themselves (DESIGN.md, "Web
-/// purchases and redemption links"). Each map holds at most one entry per web purchase.
+/// purchases and redemption links"). Each map holds at most one entry per web purchase, but for
+/// Stripe's links and refunds: one per paid invoice, one per refunded term.
 public struct WebPurchases: Sendable, Equatable {
     /// Checkouts completed before their purchase was known: the owner the purchase gets when
     /// Stripe's first event about it arrives. Stripe sends a Checkout's events in no set order,
@@ -17,6 +18,23 @@ public struct WebPurchases: Sendable, Equatable {
     /// Every generation's token of every link, by its SHA-256: derived from `linkKey` and
     /// `links`, never stored. An older generation stays, so its token answers `expired`.
     public private(set) var tokens: [RedemptionToken.Digest: TokenPlace] = [:]
+    /// Which invoice each payment paid (`invoice_payment.paid`), by the payment's id: its
+    /// PaymentIntent (`pi_…`), or the charge (`ch_…`) of a payment made without one. In the
+    /// pinned API version neither an invoice nor a charge names the other, and a refund or a
+    /// dispute names only the charge and its PaymentIntent, so this is how one finds its term.
+    /// One entry per paid invoice of the account's mode, kept for good (Stripe may refund a
+    /// charge months later), also for invoices of prices the project does not sell: Stripe
+    /// sends the payment before or after the invoice, and only the invoice tells.
+    public internal(set) var paymentInvoices: [String: String]
+    /// The subscription (`sub_…`) of each paid invoice (`in_…`) that was a term of one of the
+    /// project's subscriptions (`invoice.paid`): one entry per paid term, kept for good.
+    public internal(set) var invoiceSubscriptions: [String: String]
+    /// Refunds Stripe made that leave the purchase as it is, by the transaction id of what they
+    /// refunded (an invoice's, or a one-time payment's PaymentIntent): the fraction refunded
+    /// (`amount_refunded / amount`, above 0, at most 1), of which the term's currency grant owes
+    /// back `floor(granted × fraction)`. That is a partial refund, or a full refund of a term that
+    /// is no longer the current one. One entry per such refunded term; it only grows.
+    public internal(set) var refundedFractions: [String: Double]
 
     /// Where a token points.
     public struct TokenPlace: Sendable, Equatable {
@@ -25,12 +43,17 @@ public struct WebPurchases: Sendable, Equatable {
     }
 
     public init(pendingOwners: [PurchaseKey: ProfileID] = [:], linkKey: [UInt8]? = nil,
-                links: [PurchaseKey: RedemptionLink] = [:], sessions: [String: PurchaseKey] = [:])
+                links: [PurchaseKey: RedemptionLink] = [:], sessions: [String: PurchaseKey] = [:],
+                paymentInvoices: [String: String] = [:], invoiceSubscriptions: [String: String] = [:],
+                refundedFractions: [String: Double] = [:])
     {
         self.pendingOwners = pendingOwners
         self.linkKey = linkKey
         self.links = links
         self.sessions = sessions
+        self.paymentInvoices = paymentInvoices
+        self.invoiceSubscriptions = invoiceSubscriptions
+        self.refundedFractions = refundedFractions
         for (key, link) in links { indexTokens(of: key, through: link.generation) }
     }
 
@@ -78,6 +101,8 @@ public struct WebPurchases: Sendable, Equatable {
 
     public static func == (a: WebPurchases, b: WebPurchases) -> Bool {
         a.pendingOwners == b.pendingOwners && a.linkKey == b.linkKey && a.links == b.links && a.sessions == b.sessions
+            && a.paymentInvoices == b.paymentInvoices && a.invoiceSubscriptions == b.invoiceSubscriptions
+            && a.refundedFractions == b.refundedFractions
     }
 }
 
@@ -94,8 +119,17 @@ public struct StripeNotice: Sendable, Equatable {
         case term(StoreTransaction, initial: Bool)
         /// `customer.subscription.updated` / `.deleted`: the subscription as Stripe has it now.
         case subscription(key: PurchaseKey, StripeSubscriptionState)
+        /// `invoice_payment.paid`: `payment` (a PaymentIntent, or a charge made without one) paid
+        /// `invoice`.
+        case paymentLinked(payment: String, invoice: String)
+        /// `charge.refunded`: `fraction` of `payment`'s charge is refunded so far
+        /// (`amount_refunded / amount`: above 0, 1 for all of it).
+        case refund(payment: String, fraction: Double)
+        /// `charge.dispute.closed` as `lost`: the buyer's bank took `payment` back.
+        case chargeback(payment: String)
         /// Taken as seen and nothing else: an event type the server does not use, one of the
-        /// other mode, a price the config does not sell.
+        /// other mode, a price the config does not sell, a dispute not lost, an invoice payment
+        /// not paid, a charge with nothing refunded.
         case recordOnly
     }
 

@@ -50,6 +50,12 @@ enum ChangeCoding {
         case purchaseRedeemed = 28
         /// A Checkout Session id and its purchase key.
         case checkoutSessionRecorded = 29
+        /// A Stripe payment's invoice (``WebCoding``).
+        case stripePaymentLinked = 30
+        /// A Stripe invoice's subscription.
+        case stripeInvoiceLinked = 31
+        /// A Stripe refund that leaves its purchase as it is.
+        case stripeRefundRecorded = 32
     }
 
     static func write(_ batch: ProjectState.ChangeBatch, into writer: inout ByteWriter) {
@@ -162,6 +168,17 @@ enum ChangeCoding {
             writer.writeUInt8(Tag.checkoutSessionRecorded.rawValue)
             writer.writeString(session)
             WebCoding.writeKey(key, into: &writer)
+        case .stripePaymentLinked(let payment, let invoice):
+            writer.writeUInt8(Tag.stripePaymentLinked.rawValue)
+            writer.writeString(payment)
+            writer.writeString(invoice)
+        case .stripeInvoiceLinked(let invoice, let subscription):
+            writer.writeUInt8(Tag.stripeInvoiceLinked.rawValue)
+            writer.writeString(invoice)
+            writer.writeString(subscription)
+        case .stripeRefundRecorded(let transactionID, let fraction):
+            writer.writeUInt8(Tag.stripeRefundRecorded.rawValue)
+            WebCoding.writeRefund(transactionID, fraction, into: &writer)
         }
     }
 
@@ -247,6 +264,13 @@ enum ChangeCoding {
                                      purchase: try WebCoding.readKey(&reader))
         case .checkoutSessionRecorded:
             return .checkoutSessionRecorded(try reader.readString(), try WebCoding.readKey(&reader))
+        case .stripePaymentLinked:
+            return .stripePaymentLinked(payment: try reader.readString(), invoice: try reader.readString())
+        case .stripeInvoiceLinked:
+            return .stripeInvoiceLinked(invoice: try reader.readString(), subscription: try reader.readString())
+        case .stripeRefundRecorded:
+            let (transactionID, fraction) = try WebCoding.readRefund(&reader)
+            return .stripeRefundRecorded(transactionID: transactionID, fraction: fraction)
         }
     }
 }

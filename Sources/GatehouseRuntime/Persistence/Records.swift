@@ -104,7 +104,9 @@ enum StateCoding {
     /// (install ids, attribute times, the attributes cursor: ``ProfileCoding``); version 6 the
     /// config's layout version 3; version 7 the config's layout version 4 and the outbox at the
     /// end of the head (``OutboxCoding``); version 8 the config's layout version 5 and the web
-    /// purchases after the outbox (``WebCoding``). Older versions are still read.
+    /// purchases after the outbox (``WebCoding``); version 9 Stripe's links and refunds, the link
+    /// key, the redemption links and the Checkout Sessions at the end of the web purchases. Older
+    /// versions are still read.
     static let version: UInt64 = 9
 
     /// The first version laid out in sections.

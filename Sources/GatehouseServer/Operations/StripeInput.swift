@@ -34,9 +34,26 @@ enum StripeInput {
             return term(invoice, stripe: stripe, environment: environment)
         case .subscription(let subscription):
             return update(subscription, deleted: event.usedType == .customerSubscriptionDeleted, stripe: stripe)
-        case .charge, .dispute, .invoicePayment, .unused:
+        case .charge(let charge):
+            return refund(charge)
+        case .dispute(let dispute):
+            guard event.usedType == .chargeDisputeClosed, dispute.status == .lost else { return .recordOnly }
+            return .chargeback(payment: dispute.paymentIntentID ?? dispute.chargeID)
+        case .invoicePayment(let payment):
+            guard payment.status == "paid", let id = payment.paymentIntentID ?? payment.chargeID else { return .recordOnly }
+            return .paymentLinked(payment: id, invoice: payment.invoiceID)
+        case .unused:
             return .recordOnly
         }
+    }
+
+    /// `charge.refunded`: the share of the charge refunded so far. Its payment is named by its
+    /// PaymentIntent, as its `invoice_payment` and a one-time purchase name it, or by the charge
+    /// when it was made without one.
+    private static func refund(_ charge: StripeCharge) -> StripeNotice.Action {
+        guard charge.amount > 0, charge.amountRefunded > 0 else { return .recordOnly }
+        let fraction = charge.amountRefunded >= charge.amount ? 1 : Double(charge.amountRefunded) / Double(charge.amount)
+        return .refund(payment: charge.paymentIntentID ?? charge.id, fraction: fraction)
     }
 
     /// A completed session names the buyer of its subscription, or is a paid one-time purchase
