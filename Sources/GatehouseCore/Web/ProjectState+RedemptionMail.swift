@@ -105,15 +105,3 @@ extension ProjectState {
         web.links[key].flatMap { email(of: $0.webProfile) }
     }
 }
-
-extension RedemptionToken {
-    /// The deep link of `token`: `<scheme>://redeem_web_purchase?redemption_token=<token>`.
-    public static func deepLink(_ token: String, scheme: String) -> String {
-        "\(scheme)://redeem_web_purchase?redemption_token=\(token)"
-    }
-
-    /// The https link of `token`: `<public url>/pay/r/<token>` (a `/` ending the public URL dropped).
-    public static func httpsLink(_ token: String, publicURL: String) -> String {
-        (publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL) + "/pay/r/" + token
-    }
-}

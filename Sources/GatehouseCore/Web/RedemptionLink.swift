@@ -96,6 +96,16 @@ public enum RedemptionToken {
         return prefix + Base64.encode(HMACSHA256.code(key: linkKey, message: message), alphabet: .url, padded: false)
     }
 
+    /// The deep link of `token`: `<scheme>://redeem_web_purchase?redemption_token=<token>`.
+    public static func deepLink(_ token: String, scheme: String) -> String {
+        "\(scheme)://redeem_web_purchase?redemption_token=\(token)"
+    }
+
+    /// The https link of `token`: `<public url>/pay/r/<token>` (a `/` ending the public URL dropped).
+    public static func httpsLink(_ token: String, publicURL: String) -> String {
+        (publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL) + "/pay/r/" + token
+    }
+
     /// Whether `text` has a token's shape: the prefix and 43 base64url characters.
     public static func isWellFormed(_ text: String) -> Bool {
         guard text.utf8.count == length, text.hasPrefix(prefix) else { return false }

@@ -4,8 +4,9 @@ public enum RedemptionPageState: Sendable, Equatable {
     case ready(deepLink: String, httpsLink: String)
     /// Another profile already redeemed the purchase.
     case redeemed
-    /// The link is older than `redemption_link_hours` or a newer one replaced it. A newer link
-    /// went to the buyer's address, shown obfuscated; `nil` when the purchase has no address.
+    /// The link is older than `redemption_link_hours` or a newer one replaced it. A redeem of it in
+    /// the app sends a newer link to the buyer's address, shown obfuscated (opening the page sends
+    /// nothing); `nil` when the purchase has no address.
     case expired(obfuscatedEmail: String?)
     /// No purchase has this link.
     case invalid
@@ -71,8 +72,9 @@ public enum RedemptionPage {
         }
         return """
             <h1>This link has expired</h1>
-            <p class="lead">We sent a new link to <span id="obfuscated-email" class="address">\(obfuscatedEmail)</span>. \
-            Open the newest email from \(face.appName) on your phone and tap its link.</p>
+            <p class="lead">Open the newest email from \(face.appName) on your phone and tap its link to the app. When \
+            that link has expired too, the app asks for a new one, and it goes to \
+            <span id="obfuscated-email" class="address">\(obfuscatedEmail)</span>.</p>
             <p>No email? Check your spam folder, or \(WebPage.askSupport(face)).</p>
             """
     }

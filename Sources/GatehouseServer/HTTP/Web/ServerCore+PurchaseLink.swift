@@ -27,8 +27,10 @@ extension ServerCore {
                                             body: Array("See \(url)\n".utf8), headers: [("Location", url), ("Cache-Control", "no-store")])
                 return HTTPWorkAnswer(response: response, tally: .other(nil), durableAt: nil)
             } catch {
+                // Every 503 says when to try again (HTTP.md, "Answers").
+                let headers = [("Cache-Control", "no-store")] + (error.status == 503 ? [HTTPAnswers.retryAfter] : [])
                 let response = HTTPResponse(status: error.status, contentType: "text/plain; charset=utf-8",
-                                            body: Array((error.message + "\n").utf8), headers: [("Cache-Control", "no-store")])
+                                            body: Array((error.message + "\n").utf8), headers: headers)
                 return HTTPWorkAnswer(response: response, tally: .other(error.code), durableAt: nil)
             }
         }

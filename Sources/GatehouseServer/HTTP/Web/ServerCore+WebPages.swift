@@ -135,7 +135,7 @@ extension ServerCore {
         -> (deep: String, https: String)
     {
         let scheme = settings?.scheme(projectID: project.id) ?? WebSettings.defaultScheme(projectID: project.id)
-        return ("\(scheme)://redeem_web_purchase?redemption_token=\(token)", base + "/pay/r/" + token)
+        return (RedemptionToken.deepLink(token, scheme: scheme), RedemptionToken.httpsLink(token, publicURL: base))
     }
 
     // MARK: Answers
