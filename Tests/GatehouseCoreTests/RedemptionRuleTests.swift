@@ -97,6 +97,19 @@ private func code(_ outcome: Result<ProfileID, GatehouseError>) -> ErrorCode? {
         #expect(try world.token("sub_1") != world.token("sub_2"))
     }
 
+    @Test func aCloneHasLinksOfItsOwn() throws {
+        var world = PurchaseWorld()
+        _ = try world.webPurchase()
+        let original = try world.token()
+        let clone = world.state.cloned(as: try ProjectID(validating: "staging"), keys: world.state.keys)
+        let cloned = try #require(clone.web.currentToken(of: Web.key("sub_1")))
+        #expect(cloned != original)
+        #expect(clone.web.place(of: original) == nil, "the original's link opens nothing in the clone")
+        #expect(clone.web.place(of: cloned)?.purchase == Web.key("sub_1"))
+        #expect(clone.web.links == world.state.web.links)
+        #expect(world.state.web.place(of: cloned) == nil)
+    }
+
     @Test func replayRebuildsTheLinksAndTheirIndex() throws {
         var world = PurchaseWorld()
         _ = try world.webPurchase()

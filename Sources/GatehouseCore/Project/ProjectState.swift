@@ -68,12 +68,13 @@ public struct ProjectState: Sendable, Equatable {
         self.web = web
     }
 
-    /// The same tenant under another id with other keys (a clone by `tenant.restore`).
+    /// The same tenant under another id with other keys (a clone by `tenant.restore`), its
+    /// redemption links under a link key of its own.
     public func cloned(as newID: ProjectID, keys newKeys: KeyDigests) -> ProjectState {
         ProjectState(id: newID, name: name, createdMs: createdMs, keys: newKeys,
                      keyGenerations: [.public: 1, .secret: 1], config: config, sequence: sequence, configCursor: configCursor,
                      profiles: profiles, events: events, purchases: purchases, currencies: currencies, outbox: outbox,
-                     web: web)
+                     web: web.rekeyed(for: newID))
     }
 
     /// Restored over a live project whose clients hold cursors up to `liveSequence`: the sequence

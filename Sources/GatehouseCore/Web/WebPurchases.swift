@@ -94,6 +94,16 @@ public struct WebPurchases: Sendable, Equatable {
         for (purchase, link) in links { indexTokens(of: purchase, through: link.generation) }
     }
 
+    /// The same web purchases under a link key of their own, for a clone under `project`: the
+    /// HMAC of the original key over the clone's id, so that no link of one opens the other's
+    /// purchases (every token of the clone differs from the original's).
+    func rekeyed(for project: ProjectID) -> WebPurchases {
+        var copy = self
+        guard let linkKey else { return copy }
+        copy.setLinkKey(HMACSHA256.code(key: linkKey, message: Array(("gatehouse clone " + project.rawValue).utf8)))
+        return copy
+    }
+
     /// A profile merged into another: what named the source names the target.
     mutating func followMerge(from source: ProfileID, into target: ProfileID) {
         for (key, owner) in pendingOwners where owner == source { pendingOwners[key] = target }
