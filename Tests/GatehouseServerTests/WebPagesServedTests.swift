@@ -336,15 +336,23 @@ struct WebShop {
                 "/pay/success?session_id=cs_test_a1Shop&project=nobody", "/pay/success?session_id=cs_test_a1Shop&project=Not%20an%20id",
                 "/pay/success?session_id={CHECKOUT_SESSION_ID}&project=acme", "/pay/success?session_id=cs_&project=acme",
                 "/pay/success?session_id=pi_123&project=acme", "/pay/success?session_id=cs_test_a1Shop&project=\(noWeb.project)",
-                "/pay/success?session_id=%zz&project=acme", "/pay/success?canceled=1&project=acme",
+                "/pay/success?session_id=%zz&project=acme", "/pay/success?canceled=1&project=nobody",
+                "/pay/success?canceled=1&project=\(noWeb.project)", "/pay/success?canceled=yes&project=acme",
             ] {
                 let page = try await shop.get(target)
                 #expect(page.status == 404, "\(target)")
                 Shop.expectPageHeaders(page)
                 #expect(Shop.state(page) == "unknown", "\(target)")
             }
-            let named = try await shop.get("/pay/success?canceled=1&project=acme")
+            let named = try await shop.get("/pay/success?session_id=nope&project=acme")
             #expect(named.bodyText.contains("<span id=\"app-name\">Scanner</span>"))
+            // Checkout's cancel_url: the buyer left without paying, in the app's name.
+            let canceled = try await shop.get("/pay/success?canceled=1&project=acme")
+            #expect(canceled.status == 200)
+            Shop.expectPageHeaders(canceled)
+            #expect(Shop.state(canceled) == "canceled")
+            #expect(canceled.bodyText.contains("Nothing was charged"))
+            #expect(canceled.bodyText.contains("<span id=\"app-name\">Scanner</span>"))
             #expect(try await shop.get("/pay/success/").status == 404)
         }
     }

@@ -14,7 +14,7 @@ private let everyRedemptionState: [RedemptionPageState] = [
     .expired(obfuscatedEmail: nil), .invalid,
 ]
 private let everySuccessState: [SuccessPageState] = [
-    .ready(deepLink: deepLink, httpsLink: httpsLink), .linkedToAccount, .pending, .unknown,
+    .ready(deepLink: deepLink, httpsLink: httpsLink), .linkedToAccount, .pending, .unknown, .canceled,
 ]
 
 private func everyPage(_ face: WebAppFace) -> [String] {
@@ -96,12 +96,19 @@ private func hrefs(_ page: String) -> [String] {
 
     @Test func onlyThePendingPageRefreshes() {
         let others = everyRedemptionState.map { RedemptionPage.render(scanner, state: $0) }
-            + [SuccessPageState.ready(deepLink: deepLink, httpsLink: httpsLink), .linkedToAccount, .unknown].map {
+            + [SuccessPageState.ready(deepLink: deepLink, httpsLink: httpsLink), .linkedToAccount, .unknown, .canceled].map {
                 SuccessPage.render(scanner, state: $0)
             }
         for page in others {
             #expect(!page.contains("http-equiv=\"refresh\""))
         }
+    }
+
+    @Test func canceledSaysNothingWasChargedAndOffersNoLink() {
+        let page = SuccessPage.render(scanner, state: .canceled)
+        #expect(page.contains("<main data-state=\"canceled\">"))
+        #expect(page.contains("Nothing was charged"))
+        #expect(!page.contains("id=\"open-app\""))
     }
 
     @Test func unknownSaysThePaymentIsNotFound() {

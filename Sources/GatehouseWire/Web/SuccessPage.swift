@@ -8,6 +8,8 @@ public enum SuccessPageState: Sendable, Equatable {
     case pending
     /// No session of the project has this id.
     case unknown
+    /// The buyer left Checkout without paying (Checkout's `cancel_url`).
+    case canceled
 }
 
 /// Stripe Checkout's `success_url`: the redemption link of what was just bought, or that there
@@ -55,6 +57,16 @@ public enum SuccessPage {
                     there is no need to pay again.</p>
                     """,
                 refreshSeconds: pendingRefreshSeconds
+            )
+        case .canceled:
+            return WebPage.Content(
+                title: "Payment canceled · \(app)",
+                state: "canceled",
+                body: """
+                    <h1>Your payment was canceled</h1>
+                    <p class="lead">Nothing was charged. Return to \(app), or go back to the page you came from to try \
+                    again.</p>
+                    """
             )
         case .unknown:
             return WebPage.Content(

@@ -39,7 +39,8 @@ extension ServerCore {
     /// Pending (Stripe's `checkout.session.completed` has not arrived: the page reloads itself),
     /// ready (the link), on the buyer's account already (the session named an app user id, or
     /// the link was redeemed since), expired (the link page's expired state), or unknown (404: no
-    /// such project or one without `web`, no session id). With `web.success_mode: redirect` a
+    /// such project or one without `web`, no session id); with `canceled=1` (Checkout's
+    /// `cancel_url`), that the buyer left without paying. With `web.success_mode: redirect` a
     /// ready session is a 303 to `redirect_url` with `redemption_url` added, and one on an
     /// account a 303 without it.
     func successPage(_ http: HTTPRequest) -> HTTPHandling {
@@ -47,6 +48,10 @@ extension ServerCore {
         let query = Self.queryValues(http.query)
         let project = query?["project"].flatMap { try? ProjectID(validating: $0) }.flatMap { registry.project($0) }
             .flatMap { $0.published.isDeleted ? nil : $0 }
+        // Checkout's `cancel_url` when the project has no App Store URL: nothing was bought.
+        if query?["canceled"] == "1", let settings = project?.publishedWeb.settings {
+            return .respond(Self.page(200, SuccessPage.render(Self.face(settings), state: .canceled)), .other(nil))
+        }
         guard let project, let settings = project.publishedWeb.settings, let sessionID = query?["session_id"],
             Self.isSessionID(sessionID)
         else {
