@@ -102,7 +102,7 @@ struct MailQueue {
     {
         guard let token = state.web.currentToken(of: key) else { return nil }
         let web = state.config.web
-        let scheme = web?.scheme(projectID: state.id) ?? WebSettings.defaultScheme(projectID: state.id)
+        let scheme = WebSettings.scheme(of: web, projectID: state.id)
         return DueMail(
             purchase: key, generation: link.generation, attempt: attempt, to: state.mailAddress(of: key),
             appName: web?.appName ?? state.name, supportEmail: web?.supportEmail,

@@ -89,6 +89,11 @@ public struct WebSettings: Sendable, Equatable {
         appScheme ?? Self.defaultScheme(projectID: projectID)
     }
 
+    /// The scheme of the deep links of a project whose config has `settings` (none: the default).
+    public static func scheme(of settings: WebSettings?, projectID: ProjectID) -> String {
+        settings?.scheme(projectID: projectID) ?? defaultScheme(projectID: projectID)
+    }
+
     public static func defaultScheme(projectID: ProjectID) -> String {
         "gh-" + String(SHA256.hex(projectID.description).prefix(10))
     }

@@ -139,7 +139,7 @@ extension ServerCore {
     private static func links(_ token: String, of project: Project, _ settings: WebSettings?, base: String)
         -> (deep: String, https: String)
     {
-        let scheme = settings?.scheme(projectID: project.id) ?? WebSettings.defaultScheme(projectID: project.id)
+        let scheme = WebSettings.scheme(of: settings, projectID: project.id)
         return (RedemptionToken.deepLink(token, scheme: scheme), RedemptionToken.httpsLink(token, publicURL: base))
     }
 
